@@ -1,0 +1,31 @@
+# Builds and runs tests/package/consumer against switchyard, either installed
+# to a temporary prefix (MODE=find_package) or as a subdirectory
+# (MODE=add_subdirectory).
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(consumer_build "${WORK_DIR}/build")
+set(args -S "${SOURCE_DIR}/tests/package/consumer" -B "${consumer_build}"
+         -DCMAKE_CXX_COMPILER=${COMPILER} -DCONSUME_MODE=${MODE})
+if(MODE STREQUAL "find_package")
+    set(prefix "${WORK_DIR}/prefix")
+    execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}"
+                    RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "installing switchyard to ${prefix} failed")
+    endif()
+    list(APPEND args "-DCMAKE_PREFIX_PATH=${prefix}")
+else()
+    list(APPEND args "-DSWITCHYARD_SOURCE_DIR=${SOURCE_DIR}")
+endif()
+foreach(step IN ITEMS configure build run)
+    if(step STREQUAL "configure")
+        set(cmd "${CMAKE_COMMAND}" ${args})
+    elseif(step STREQUAL "build")
+        set(cmd "${CMAKE_COMMAND}" --build "${consumer_build}")
+    else()
+        set(cmd "${consumer_build}/consumer")
+    endif()
+    execute_process(COMMAND ${cmd} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "consumer ${step} failed (${MODE})")
+    endif()
+endforeach()
