@@ -347,3 +347,31 @@ TEST_CASE("arguments are forwarded as declared: references stay references", "[c
     table.select(dispatch_set{dtype::f32})(counter, std::move(text));
     CHECK(counter == 4);
 }
+
+// Signed one-byte enums take the 256-entry lookup path; negative values and
+// values outside the axis must map correctly.
+namespace user {
+enum class code8 : std::int8_t { neg = -5, zero = 0, big = 127, low = -128 };
+}
+template <>
+struct switchyard::type_label<user::code8> {
+    static constexpr std::string_view value = "code8";
+};
+
+TEST_CASE("signed one-byte enums, including negative values", "[core][table]") {
+    using space = axes<axis<user::code8::neg, user::code8::zero, user::code8::big, user::code8::low>,
+                       axis<device_kind::cpu, device_kind::cuda>>;
+    dispatch_table<space, int()> const table("code8", coverage<space>{}, [](auto tag) {
+        return static_cast<int>(tag_get<user::code8>(decltype(tag){})) * 10 +
+               static_cast<int>(tag_get<device_kind>(decltype(tag){}));
+    });
+    for (auto c : {user::code8::neg, user::code8::zero, user::code8::big, user::code8::low})
+        for (auto d : {device_kind::cpu, device_kind::cuda})
+            CHECK(table.select(dispatch_set{c, d})() == static_cast<int>(c) * 10 + static_cast<int>(d));
+    CHECK(table.try_select(dispatch_set{user::code8{7}, device_kind::cpu}) == nullptr);
+    CHECK(table.try_select(dispatch_set{user::code8{-1}, device_kind::cuda}) == nullptr);
+    CHECK(table.try_select(dispatch_set{user::code8::neg, device_kind::webgpu}) == nullptr);
+    CHECK(table.try_select(dispatch_set{user::code8{1}, device_kind::webgpu}) == nullptr);
+    CHECK_THROWS_WITH(table.select(dispatch_set{user::code8{7}, device_kind::cpu}),
+                      Catch::Contains("code8=7 is outside the table's space (code8 takes -5, 0, 127, -128)"));
+}

@@ -20,9 +20,14 @@
 // Storage is a flat array of plain function pointers with one slot per point
 // of the space (null where not covered). select maps each coordinate to its
 // axis position with a table lookup, combines them row-major and loads the
-// pointer: no hashing, no std::function, no allocation.
+// pointer: no hashing, no std::function, no allocation. For one-byte enums
+// (all of the core's) each axis's lookup table already holds position *
+// stride, and a value outside the axis maps to a marker >= the space's size,
+// so select is one load per axis, a sum and a single range check.
 #pragma once
 
+#include <array>
+#include <concepts>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -80,6 +85,43 @@ private:
     std::size_t size_ = 0;
 };
 
+// Axis Ax's share of a space's row-major position: index * stride, or a
+// sentinel >= Space::size for a value outside the axis (so any miss makes
+// the sum >= size and one compare finds it). Enums of one byte index a
+// 256-entry table directly: no range check, no multiply.
+template <typename Space, typename Ax, std::size_t Stride>
+struct axis_contribution {
+    using value_type = typename Ax::value_type;
+    static constexpr std::size_t miss = Space::size;
+    using entry = std::conditional_t<(Space::size < 65536), unsigned short, std::size_t>;
+    static constexpr bool byte_sized = sizeof(value_type) == 1;
+    static constexpr std::array<entry, 256> table = [] {
+        std::array<entry, 256> t{};
+        for (auto& e : t) e = static_cast<entry>(miss);
+        for (std::size_t i = 0; i < Ax::size; ++i)
+            t[static_cast<unsigned char>(Ax::values[i])] = static_cast<entry>(i * Stride);
+        return t;
+    }();
+    SWITCHYARD_INLINE static constexpr std::size_t of(value_type v) noexcept {
+        if constexpr (byte_sized) {
+            return table[static_cast<unsigned char>(v)];
+        } else {
+            auto const i = Ax::index_of(v);
+            return i == axis_npos ? miss : i * Stride;
+        }
+    }
+};
+
+// Visitor{}(Tag, args...) is valid and yields something usable as R. A
+// requires-expression rather than std::is_invocable_r: cheaper to compile,
+// which matters once per covered point.
+template <typename Visitor, typename R, typename Tag, typename... Args>
+concept callable_returning = requires(Visitor const& v, Args&&... a) {
+    v(Tag{}, static_cast<Args&&>(a)...);
+} && (std::is_void_v<R> || requires(Visitor const& v, Args&&... a) {
+    { v(Tag{}, static_cast<Args&&>(a)...) } -> std::convertible_to<R>;
+});
+
 template <typename Space, typename Set>
 struct set_check;
 template <typename... A, typename... T>
@@ -134,8 +176,8 @@ public:
     template <typename... T>
     function_type select(dispatch_set<T...> const& coordinates) const {
         if constexpr (detail::set_check<space, dispatch_set<T...>>::ok) {
-            auto const position = position_of(coordinates);
-            if (position == axis_npos) [[unlikely]]
+            auto const position = position_of(coordinates, std::index_sequence_for<A...>{});
+            if (position >= space::size) [[unlikely]]
                 fail(coordinates, dispatch_lookup_error::reason::outside_space);
             function_type const f = entries_[position];
             if (f == nullptr) [[unlikely]]
@@ -150,8 +192,8 @@ public:
     template <typename... T>
     function_type try_select(dispatch_set<T...> const& coordinates) const noexcept {
         if constexpr (detail::set_check<space, dispatch_set<T...>>::ok) {
-            auto const position = position_of(coordinates);
-            return position == axis_npos ? nullptr : entries_[position];
+            auto const position = position_of(coordinates, std::index_sequence_for<A...>{});
+            return position >= space::size ? nullptr : entries_[position];
         } else {
             return nullptr;
         }
@@ -169,7 +211,7 @@ public:
 private:
     template <typename Visitor, typename Tag>
     static R call_point(Args... args) {
-        if constexpr (std::is_invocable_r_v<R, Visitor const&, Tag, Args&&...>) {
+        if constexpr (detail::callable_returning<Visitor, R, Tag, Args...>) {
             return Visitor{}(Tag{}, static_cast<Args&&>(args)...);
         } else {
             static_assert(detail::always_false<Tag>,
@@ -183,7 +225,10 @@ private:
     template <typename Sub, typename Visitor, std::size_t... K>
     void add_subspace(std::index_sequence<K...>) {
         using check = detail::subspace_of<space, Sub>;
-        ((entries_[check::positions[K]] = &call_point<Visitor, typename Sub::template point_tag<K>>), ...);
+        // An array and a loop, not a fold over K: a 1536-term comma
+        // expression makes the compiler's work grow faster than linearly.
+        static constexpr function_type functions[] = {&call_point<Visitor, typename Sub::template point_tag<K>>...};
+        for (std::size_t k = 0; k < sizeof...(K); ++k) entries_[check::positions[k]] = functions[k];
         covered_.push_back(&check::describe);
     }
 
@@ -201,21 +246,16 @@ private:
         }
     }
 
-    // Row-major position of the coordinates, axis_npos if a value lies
-    // outside its axis. One table lookup per axis, one branch in total.
-    template <typename... T>
-    SWITCHYARD_INLINE static std::size_t position_of(dispatch_set<T...> const& c) noexcept {
-        std::size_t const index[] = {A::index_of(c.template get<typename A::value_type>())...};
-        std::size_t any = 0, position = 0;
-        for (std::size_t i = 0; i < sizeof...(A); ++i) {
-            any |= index[i];
-            position += index[i] * space::strides[i];
-        }
-        return any == axis_npos ? axis_npos : position;
+    // Row-major position of the coordinates; >= space::size if a value lies
+    // outside its axis.
+    template <typename... T, std::size_t... I>
+    SWITCHYARD_INLINE static std::size_t position_of(dispatch_set<T...> const& c, std::index_sequence<I...>) noexcept {
+        return (std::size_t{0} + ... +
+                detail::axis_contribution<space, A, space::strides[I]>::of(c.template get<typename A::value_type>()));
     }
 
     template <typename... T>
-    [[noreturn]] SWITCHYARD_NOINLINE void fail(dispatch_set<T...> const& c,
+    [[noreturn]] SWITCHYARD_NOINLINE void fail(dispatch_set<T...> c,
                                                dispatch_lookup_error::reason why) const {
         std::string coordinates;
         std::string outside;
