@@ -375,3 +375,10 @@ TEST_CASE("signed one-byte enums, including negative values", "[core][table]") {
     CHECK_THROWS_WITH(table.select(dispatch_set{user::code8{7}, device_kind::cpu}),
                       Catch::Contains("code8=7 is outside the table's space (code8 takes -5, 0, 127, -128)"));
 }
+
+// Value mappings used by views and for_each.
+static_assert(core_dtype_v<dtype::bf16> == dtype::bf16);
+static_assert(std::is_same_v<element_t<dtype::bf16>, bfloat16>);
+static_assert(std::is_same_v<element_compute_t<dtype::f16>, float>);
+static_assert(core_device_v<device_kind::cuda> == device_kind::cuda);
+static_assert(!dtype_enum_type<user::precision> && !device_enum_type<dtype>);

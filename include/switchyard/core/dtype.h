@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <concepts>
 #include <cstdint>
 #include <string_view>
 
@@ -117,6 +118,38 @@ constexpr std::size_t dtype_size(dtype d) noexcept {
 constexpr bool is_floating(dtype d) noexcept {
     return d == dtype::f16 || d == dtype::bf16 || d == dtype::f32 || d == dtype::f64;
 }
+
+// dtype_enum<E>: makes enum E name element types, so views and kernels can be
+// parameterized by it (the torch adapter specializes it for
+// c10::ScalarType). It maps a value to the core dtype and to the C++ storage
+// and compute types kernels use for it.
+template <typename E>
+struct dtype_enum {};
+
+template <>
+struct dtype_enum<dtype> {
+    static constexpr dtype to_core(dtype d) noexcept { return d; }
+    template <dtype D>
+    using storage = dtype_storage_t<D>;
+    template <dtype D>
+    using compute = dtype_compute_t<D>;
+};
+
+template <typename E>
+concept dtype_enum_type = requires(E e) {
+    { dtype_enum<E>::to_core(e) } -> std::same_as<dtype>;
+};
+
+// For a dtype value of any dtype enum (dtype::f16, torch::kHalf, ...):
+template <auto D>
+    requires dtype_enum_type<decltype(D)>
+inline constexpr dtype core_dtype_v = dtype_enum<decltype(D)>::to_core(D);
+template <auto D>
+    requires dtype_enum_type<decltype(D)>
+using element_t = typename dtype_enum<decltype(D)>::template storage<D>;
+template <auto D>
+    requires dtype_enum_type<decltype(D)>
+using element_compute_t = typename dtype_enum<decltype(D)>::template compute<D>;
 
 using full_dtype_axis = axis<dtype::boolean, dtype::u8, dtype::i8, dtype::i16, dtype::i32, dtype::i64,
                              dtype::f16, dtype::bf16, dtype::f32, dtype::f64>;

@@ -12,6 +12,7 @@
 // full axis. dtype lives in dtype.h.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <string_view>
 
@@ -92,6 +93,25 @@ template <>
 struct type_label<block_dim> {
     static constexpr std::string_view value = "block_dim";
 };
+
+// device_enum<E>: makes enum E name devices (the torch adapter specializes it
+// for c10::DeviceType), mapping each value to the core's device_kind.
+template <typename E>
+struct device_enum {};
+
+template <>
+struct device_enum<device_kind> {
+    static constexpr device_kind to_core(device_kind d) noexcept { return d; }
+};
+
+template <typename E>
+concept device_enum_type = requires(E e) {
+    { device_enum<E>::to_core(e) } -> std::same_as<device_kind>;
+};
+
+template <auto D>
+    requires device_enum_type<decltype(D)>
+inline constexpr device_kind core_device_v = device_enum<decltype(D)>::to_core(D);
 
 using full_device_axis = axis<device_kind::cpu, device_kind::cuda, device_kind::metal, device_kind::webgpu>;
 using full_contiguity_axis = axis<contiguity::strided, contiguity::contiguous>;

@@ -1,0 +1,8 @@
+// The view layer: strided_ref, iteration orders, flat and ranked views.
+#pragma once
+
+#include "switchyard/view/fast_divide.h"
+#include "switchyard/view/flat.h"
+#include "switchyard/view/iteration_order.h"
+#include "switchyard/view/strided_ref.h"
+#include "switchyard/view/tensor.h"

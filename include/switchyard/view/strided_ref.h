@@ -1,0 +1,143 @@
+// strided_ref: a small non-owning description of an n-d array: data pointer,
+// dtype, device, sizes and strides (in elements, int64). The torch adapter
+// fills one from a torch::Tensor; raw-buffer users build one directly.
+//
+//     float buf[12];
+//     auto x = strided_ref::contiguous(buf, dtype::f32, device_kind::cpu, {3, 4}, "x");
+//     auto xt = strided_ref::make(buf, dtype::f32, device_kind::cpu, {4, 3}, {1, 4}, "xt");
+//
+// Construction validates what views rely on and names the argument in every
+// error: rank <= max_rank, sizes >= 0, a non-null pointer when there are
+// elements, and no int64 overflow of the element count or of any offset.
+// It is trivially copyable, so kernels can capture views built from it.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+#include "switchyard/core/dtype.h"
+#include "switchyard/core/enums.h"
+
+namespace switchyard {
+
+// The largest rank views accept. Higher ranks are rejected with an error
+// rather than truncated.
+inline constexpr int max_rank = 8;
+
+struct strided_ref {
+    void* data = nullptr;
+    dtype type = dtype::f32;
+    device_kind device = device_kind::cpu;
+    std::int32_t device_index = 0;
+    std::int32_t rank = 0;
+    std::int64_t sizes[max_rank] = {};
+    std::int64_t strides[max_rank] = {};
+    // Names the argument in error messages ("input", "out", ...).
+    char const* name = "tensor";
+
+    // Validated construction from sizes and strides (in elements).
+    static strided_ref make(void* data, dtype type, device_kind device, std::int64_t const* sizes,
+                            std::int64_t const* strides, std::int64_t rank, char const* name = "tensor",
+                            std::int32_t device_index = 0);
+    static strided_ref make(void* data, dtype type, device_kind device, std::initializer_list<std::int64_t> sizes,
+                            std::initializer_list<std::int64_t> strides, char const* name = "tensor") {
+        if (sizes.size() != strides.size())
+            throw std::invalid_argument(std::string("strided_ref '") + name + "': " + std::to_string(sizes.size()) +
+                                        " sizes but " + std::to_string(strides.size()) + " strides");
+        return make(data, type, device, sizes.begin(), strides.begin(), static_cast<std::int64_t>(sizes.size()),
+                    name);
+    }
+    // Row-major (C order) strides for the given sizes.
+    static strided_ref contiguous(void* data, dtype type, device_kind device,
+                                  std::initializer_list<std::int64_t> sizes, char const* name = "tensor") {
+        std::int64_t strides[max_rank] = {};
+        std::int64_t const rank = static_cast<std::int64_t>(sizes.size());
+        std::int64_t stride = 1;
+        for (std::int64_t d = rank; d-- > 0;) {
+            if (d < max_rank) strides[d] = stride;
+            stride *= sizes.begin()[d] > 1 ? sizes.begin()[d] : 1;
+        }
+        return make(data, type, device, sizes.begin(), strides, rank, name);
+    }
+
+    constexpr std::int64_t numel() const noexcept {
+        std::int64_t n = 1;
+        for (std::int32_t d = 0; d < rank; ++d) n *= sizes[d];
+        return n;
+    }
+
+    // Row-major contiguous (dimensions of size 1 may have any stride).
+    constexpr bool is_contiguous() const noexcept {
+        std::int64_t expected = 1;
+        for (std::int32_t d = rank; d-- > 0;) {
+            if (sizes[d] == 1) continue;
+            if (sizes[d] == 0) return true;
+            if (strides[d] != expected) return false;
+            expected *= sizes[d];
+        }
+        return true;
+    }
+};
+
+// strided_source<T>: specialize with `static strided_ref ref(T const&, char
+// const* name)` to let views be built directly from T (the torch adapter does
+// this for torch::Tensor).
+template <typename T>
+struct strided_source {};
+
+template <typename T>
+concept strided_source_type = requires(T const& t) {
+    { strided_source<T>::ref(t, "") } -> std::same_as<strided_ref>;
+};
+
+namespace detail {
+
+inline std::string ref_label(char const* name) { return std::string("'") + (name ? name : "tensor") + "'"; }
+
+}  // namespace detail
+
+inline strided_ref strided_ref::make(void* data, dtype type, device_kind device, std::int64_t const* sizes,
+                                     std::int64_t const* strides, std::int64_t rank, char const* name,
+                                     std::int32_t device_index) {
+    auto fail = [&](std::string const& what) {
+        throw std::invalid_argument("strided_ref " + detail::ref_label(name) + ": " + what);
+    };
+    if (rank < 0) fail("rank " + std::to_string(rank) + " is negative");
+    if (rank > max_rank)
+        fail("rank " + std::to_string(rank) + " exceeds switchyard's maximum of " + std::to_string(max_rank) +
+             " dimensions");
+    strided_ref r;
+    r.data = data;
+    r.type = type;
+    r.device = device;
+    r.device_index = device_index;
+    r.rank = static_cast<std::int32_t>(rank);
+    r.name = name;
+    std::int64_t numel = 1;
+    std::int64_t reach = 0;  // largest |offset| of any element
+    for (std::int64_t d = 0; d < rank; ++d) {
+        if (sizes[d] < 0)
+            fail("size of dimension " + std::to_string(d) + " is " + std::to_string(sizes[d]) +
+                 "; sizes must be >= 0");
+        r.sizes[d] = sizes[d];
+        r.strides[d] = strides[d];
+        if (__builtin_mul_overflow(numel, sizes[d], &numel)) fail("the element count overflows int64");
+    }
+    if (numel > 0) {
+        for (std::int64_t d = 0; d < rank; ++d) {
+            std::int64_t const magnitude = strides[d] < 0 ? -strides[d] : strides[d];
+            std::int64_t span = 0;
+            if (strides[d] == INT64_MIN || __builtin_mul_overflow(sizes[d] - 1, magnitude, &span) ||
+                __builtin_add_overflow(reach, span, &reach))
+                fail("sizes x strides overflow int64 (dimension " + std::to_string(d) + ")");
+        }
+        if (data == nullptr)
+            fail("data pointer is null but the array has " + std::to_string(numel) + " elements");
+    }
+    return r;
+}
+
+}  // namespace switchyard
