@@ -1,0 +1,103 @@
+// for_each(tag, count, f): calls f(tag, i) once for every i in [0, count) on
+// the device the tag names. The one entry point for elementwise kernels:
+//
+//     for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE (auto, std::int64_t i) {
+//         out[i] = switchyard::max(in[i], 0.0f);
+//     });
+//
+// The tag's device value (device_kind, or any enum with a device_enum
+// mapping such as torch::DeviceType) picks the implementation; each lives in
+// device/<name>/for_each.h. The functor and the views it captures are the
+// same on every device: nothing in an op is device-, contiguity- or
+// rank-specific.
+//
+// CPU: chunks of the range run on the default thread pool (or a pool passed
+// explicitly), each as a plain loop that g++ and clang vectorize when the
+// views are contiguous and the kernel is branch-free (math.h). A tag that
+// holds scheduling::uniform uses a broadcast pool instead of work stealing.
+// The first exception a kernel throws is rethrown here.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "switchyard/core/enums.h"
+#include "switchyard/core/tag.h"
+#include "switchyard/device/cpu/for_each.h"
+
+namespace switchyard {
+
+namespace detail {
+
+template <typename T>
+inline constexpr bool is_device_value_type = device_enum_type<T>;
+
+template <typename T>
+constexpr device_kind to_core_device(T v) noexcept {
+    if constexpr (device_enum_type<T>)
+        return device_enum<T>::to_core(v);
+    else
+        return device_kind::cpu;
+}
+
+// The device named by a tag: its device_kind, or its one value whose type has
+// a device_enum mapping.
+template <typename Tag>
+struct tag_device;
+template <auto... V>
+struct tag_device<sorted_tag<V...>> {
+    static constexpr std::size_t count = (std::size_t{is_device_value_type<value_type_of<V>>} + ... + 0);
+    static_assert(count == 1,
+                  "for_each: the tag must hold exactly one device value (a device_kind, or a value of an enum "
+                  "with a device_enum mapping such as torch::DeviceType)");
+    static constexpr device_kind value = [] {
+        device_kind d = device_kind::cpu;
+        ((is_device_value_type<value_type_of<V>> ? (d = to_core_device(V), 0) : 0), ...);
+        return d;
+    }();
+};
+
+inline void check_count(std::int64_t count) {
+    if (count < 0)
+        throw std::invalid_argument("for_each: count is " + std::to_string(count) + "; it must be >= 0");
+}
+
+}  // namespace detail
+
+template <any_tag Tag>
+inline constexpr device_kind tag_device_v = detail::tag_device<Tag>::value;
+
+template <any_tag Tag, typename F>
+void for_each(Tag tag, std::int64_t count, F const& f) {
+    detail::check_count(count);
+    constexpr device_kind device = tag_device_v<Tag>;
+    if constexpr (device == device_kind::cpu) {
+        detail::cpu_for_each(tag, count, f);
+    } else if constexpr (device == device_kind::cuda) {
+#if defined(__CUDACC__) && defined(SWITCHYARD_HAS_CUDA_FOR_EACH)
+        detail::cuda_for_each(tag, count, f);
+#else
+        static_assert(device != device_kind::cuda,
+                      "for_each: the tag names device cuda, which needs this file compiled by nvcc with "
+                      "switchyard/device/cuda/for_each.h");
+#endif
+    } else {
+        static_assert(device == device_kind::cpu || device == device_kind::cuda,
+                      "for_each: no for_each implementation for this tag's device yet (metal and webgpu run "
+                      "through shader tracing, which is not available in this version)");
+    }
+}
+
+// CPU only: runs on `pool` instead of the default pool (to size or isolate
+// the threads an op uses).
+template <scheduling S, any_tag Tag, typename F>
+void for_each(thread_pool<S>& pool, Tag tag, std::int64_t count, F const& f) {
+    static_assert(tag_device_v<Tag> == device_kind::cpu,
+                  "for_each(pool, tag, ...): a thread pool runs CPU work, but the tag names another device");
+    detail::check_count(count);
+    detail::cpu_for_each_on(pool, tag, count, f);
+}
+
+}  // namespace switchyard
