@@ -1,0 +1,94 @@
+"""PyTorch ops written with switchyard.
+
+Importing the package loads the C++ extension, which registers the ops as
+torch.ops.switchyard_examples.*; this module adds what torch.compile and
+autograd need (fake implementations and softplus's derivative) and short
+Python wrappers.
+"""
+
+import torch
+
+from . import _C  # noqa: F401  (registers the C++ ops)
+
+ops = torch.ops.switchyard_examples
+
+
+def softplus(x, beta=1.0, threshold=20.0, *, out=None):
+    """torch.nn.functional.softplus, computed by switchyard."""
+    if out is not None:
+        ops.softplus.out(x, beta, threshold, out=out)
+        return out
+    return ops.softplus(x, beta, threshold)
+
+
+def relu(x):
+    return ops.relu(x)
+
+
+def scale_cast(x, alpha, dtype=None):
+    return ops.scale_cast(x, alpha, dtype)
+
+
+def scale_(x, alpha):
+    """x *= alpha, in place; returns x."""
+    ops.scale_(x, alpha)
+    return x
+
+
+# Fake (meta) implementations: shapes and dtypes only, for torch.compile.
+@torch.library.register_fake("switchyard_examples::softplus")
+def _softplus_fake(x, beta=1.0, threshold=20.0):
+    return torch.empty_like(x)
+
+
+@torch.library.register_fake("switchyard_examples::softplus.out")
+def _softplus_out_fake(x, beta=1.0, threshold=20.0, *, out):
+    return None
+
+
+@torch.library.register_fake("switchyard_examples::softplus_backward")
+def _softplus_backward_fake(grad, x, beta, threshold):
+    return torch.empty_like(x)
+
+
+@torch.library.register_fake("switchyard_examples::relu")
+def _relu_fake(x):
+    return torch.empty_like(x)
+
+
+@torch.library.register_fake("switchyard_examples::scale_cast")
+def _scale_cast_fake(x, alpha, dtype=None):
+    return torch.empty(x.shape, dtype=dtype or x.dtype, device=x.device)
+
+
+@torch.library.register_fake("switchyard_examples::lerp_cast")
+def _lerp_cast_fake(a, b, weight, dtype=None):
+    return torch.empty(a.shape, dtype=dtype or a.dtype, device=a.device)
+
+
+@torch.library.register_fake("switchyard_examples::scale_")
+def _scale_fake(x, alpha):
+    return None
+
+
+@torch.library.register_fake("switchyard_examples::lerp_")
+def _lerp_fake(a, b, weight):
+    return None
+
+
+# softplus's derivative: sigmoid(beta * x), and 1 where beta * x > threshold
+# (where the forward returns x), as in PyTorch.
+def _softplus_setup(ctx, inputs, output):
+    x, beta, threshold = inputs
+    ctx.save_for_backward(x)
+    ctx.beta, ctx.threshold = beta, threshold
+
+
+def _softplus_backward(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return ops.softplus_backward(grad, x, ctx.beta, ctx.threshold), None, None
+
+
+torch.library.register_autograd(
+    "switchyard_examples::softplus", _softplus_backward, setup_context=_softplus_setup
+)

@@ -1,0 +1,111 @@
+// lerp_cast: the same 5-axis sparse dispatch as op.cpp, written with free
+// functions. Overloads are plain function templates constrained by
+// requires-clauses; the table is built from a capture-less lambda that calls
+// them, so overload resolution picks the most specific one per point.
+//   out = a + weight * (b - a), computed in a's compute type.
+#include <switchyard/switchyard.h>
+#include <switchyard/torch.h>
+
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "out_dtype.h"
+
+namespace sy = switchyard;
+
+namespace switchyard_examples {
+
+// Out of place, any covered dtype pair.
+template <typename Tag>
+    requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> &&
+             sy::with_type<Tag, sy::contiguity>
+void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
+    constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
+    constexpr auto in_t = sy::tag_get<at::ScalarType>(Tag{});
+    constexpr auto out_t = static_cast<at::ScalarType>(sy::tag_get<out_stype>(Tag{}));
+    constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
+    using compute_t = sy::torch_compute_type_t<in_t>;
+    using out_scalar_t = sy::torch_scalar_cpp_type_t<out_t>;
+
+    auto const order = args.order();
+    sy::flat_in<dev, in_t, contig> const a(args.ref(0), order), b(args.ref(1), order);
+    sy::flat_out<dev, out_t, contig> const out(args.ref(2), order);
+    auto const w = static_cast<compute_t>(weight);
+    sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
+        compute_t const x = static_cast<compute_t>(a[i]);
+        out[i] = static_cast<out_scalar_t>(x + w * (static_cast<compute_t>(b[i]) - x));
+    });
+}
+
+// In place: the result goes to a.
+template <typename Tag>
+    requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> &&
+             sy::with_type<Tag, sy::contiguity> && sy::with_value<Tag, sy::placement::in_place>
+void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
+    constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
+    constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});
+    constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
+    using scalar_t = sy::torch_scalar_cpp_type_t<stype>;
+    using compute_t = sy::torch_compute_type_t<stype>;
+
+    auto const order = args.order();
+    sy::flat_out<dev, stype, contig> const a(args.ref(0), order);
+    sy::flat_in<dev, stype, contig> const b(args.ref(1), order);
+    auto const w = static_cast<compute_t>(weight);
+    sy::for_each(tag, a.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
+        compute_t const x = static_cast<compute_t>(a[i]);
+        a[i] = static_cast<scalar_t>(x + w * (static_cast<compute_t>(b[i]) - x));
+    });
+}
+
+using lerp_space = sy::axes<sy::torch_cpu_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
+                            sy::full_contiguity_axis, sy::full_placement_axis>;
+template <at::ScalarType S>
+using lerp_in_place = sy::axes<sy::torch_cpu_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
+                               sy::full_contiguity_axis, sy::axis<sy::placement::in_place>>;
+using lerp_coverage =
+    sy::coverage<lerp_in_place<at::kHalf>, lerp_in_place<at::kBFloat16>, lerp_in_place<at::kFloat>,
+                 lerp_in_place<at::kDouble>,
+                 sy::axes<sy::torch_cpu_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
+                          sy::full_contiguity_axis, sy::axis<sy::placement::out_of_place>>>;
+
+namespace {
+auto const& lerp_table() {
+    static sy::dispatch_table<lerp_space, void(sy::op_args const&, double)> const table(
+        "lerp_cast", lerp_coverage{},
+        [](auto tag, sy::op_args const& args, double weight) { lerp_impl(tag, args, weight); });
+    return table;
+}
+}  // namespace
+
+at::Tensor lerp_cast(at::Tensor const& a, at::Tensor const& b, double weight, std::optional<at::ScalarType> dtype) {
+    at::Tensor out = at::empty(a.sizes(), a.options().dtype(dtype.value_or(a.scalar_type())));
+    sy::op_args const args("lerp_cast", {{"a", a}, {"b", b}, {"out", out}});
+    args.same_shape();
+    if (b.scalar_type() != a.scalar_type()) args.fail("argument 'b' must have the dtype of 'a'");
+    lerp_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(out.scalar_type()),
+                                         args.combined_contiguity(), sy::placement::out_of_place})(args, weight);
+    return out;
+}
+
+void lerp_(at::Tensor& a, at::Tensor const& b, double weight) {
+    sy::op_args const args("lerp_", {{"a", a}, {"b", b}});
+    args.same_dtype().same_shape();
+    lerp_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(a.scalar_type()),
+                                         args.combined_contiguity(), sy::placement::in_place})(args, weight);
+}
+
+TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) {
+    m.def("lerp_cast(Tensor a, Tensor b, float weight, ScalarType? dtype=None) -> Tensor");
+    m.def("lerp_(Tensor(a!) a, Tensor b, float weight) -> ()");
+}
+
+TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) {
+    m.impl("lerp_cast", &lerp_cast);
+    m.impl("lerp_", &lerp_);
+}
+
+}  // namespace switchyard_examples

@@ -1,0 +1,173 @@
+"""The example ops against PyTorch: values, layouts, out=, autograd,
+opcheck, torch.compile and error messages."""
+
+import itertools
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import switchyard_examples as sx
+
+ops = torch.ops.switchyard_examples
+
+FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() and hasattr(ops.softplus, "default") else [])
+
+
+def extremal(dtype, device):
+    """inf, -inf, nan, +-1e30 (inf in half types), subnormals and values near
+    softplus's thresholds for the beta/threshold pairs below."""
+    info = torch.finfo(dtype)
+    values = [float("inf"), float("-inf"), float("nan"), 1e30, -1e30, 0.0, -0.0,
+              info.tiny / 4, -info.tiny / 4, info.tiny, 1.0, -1.0, 88.0, -88.0, 700.0, -700.0]
+    for beta, threshold in BETA_THRESHOLD:
+        t = threshold / beta
+        values += [t, -t, t * (1 + 1e-3), t * (1 - 1e-3), t + 0.5, t - 0.5]
+    return torch.tensor(values, dtype=torch.float64).to(dtype=dtype, device=device)
+
+
+BETA_THRESHOLD = [(1.0, 20.0), (2.0, 5.0), (0.5, 1.0), (3.0, 40.0)]
+
+
+def layouts(rank, dtype, device, seed):
+    """(name, tensor) pairs of one rank: contiguous, transposed, sliced,
+    expanded (stride 0) and empty."""
+    g = torch.Generator().manual_seed(seed)
+    shape = [3, 4, 2, 5, 2][:rank]
+    base = (torch.randn(shape, generator=g, dtype=torch.float64) * 8).to(dtype=dtype, device=device)
+    yield "contiguous", base
+    if rank >= 2:
+        yield "transposed", base.transpose(0, -1)
+    if rank >= 1:
+        wide = (torch.randn(shape[:-1] + [shape[-1] * 2], generator=g, dtype=torch.float64) * 8).to(dtype=dtype, device=device)
+        yield "sliced", wide[..., ::2]
+        yield "expanded", base[..., :1].expand(*shape)
+        yield "empty", base.narrow(rank - 1, 0, 0)
+
+
+CASES = [(r, d, dev) for r in range(6) for d in FLOAT_DTYPES for dev in DEVICES]
+
+
+@pytest.mark.parametrize("rank,dtype,device", CASES)
+def test_softplus_matches_torch(rank, dtype, device):
+    for name, x in layouts(rank, dtype, device, seed=rank):
+        for beta, threshold in BETA_THRESHOLD:
+            got = sx.softplus(x, beta, threshold)
+            want = F.softplus(x, beta, threshold)
+            assert got.shape == want.shape and got.dtype == want.dtype, name
+            torch.testing.assert_close(got, want, equal_nan=True, msg=lambda m: f"{name} beta={beta}: {m}")
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_softplus_extremal_values(dtype, device):
+    x = extremal(dtype, device)
+    for beta, threshold in BETA_THRESHOLD:
+        torch.testing.assert_close(sx.softplus(x, beta, threshold), F.softplus(x, beta, threshold), equal_nan=True)
+
+
+@pytest.mark.parametrize("rank,dtype,device", CASES)
+def test_relu_matches_torch(rank, dtype, device):
+    if device != "cpu":
+        pytest.skip("the relu baseline has a CPU kernel only")
+    for name, x in layouts(rank, dtype, device, seed=10 + rank):
+        torch.testing.assert_close(sx.relu(x), torch.relu(x), equal_nan=True, msg=lambda m: f"{name}: {m}")
+    x = extremal(dtype, device)
+    torch.testing.assert_close(sx.relu(x), torch.relu(x), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_softplus_out(dtype, device):
+    x = torch.randn(4, 6, dtype=torch.float64).to(dtype=dtype, device=device)
+    out = torch.empty_like(x)
+    result = sx.softplus(x, 2.0, 5.0, out=out)
+    assert result.data_ptr() == out.data_ptr()
+    torch.testing.assert_close(out, F.softplus(x, 2.0, 5.0))
+    # a transposed out= gets the same values
+    out_t = torch.empty(6, 4, dtype=dtype, device=device).t()
+    ops.softplus.out(x, 2.0, 5.0, out=out_t)
+    torch.testing.assert_close(out_t, F.softplus(x, 2.0, 5.0))
+
+
+@pytest.mark.parametrize("in_dtype,out_dtype", list(itertools.product(FLOAT_DTYPES, FLOAT_DTYPES)))
+def test_scale_cast_and_lerp_cast(in_dtype, out_dtype):
+    x = torch.randn(5, 7, dtype=torch.float64).to(in_dtype)
+    y = torch.randn(5, 7, dtype=torch.float64).to(in_dtype)
+    want = (x.to(torch.float64) * 1.5)
+    torch.testing.assert_close(sx.scale_cast(x.t(), 1.5, out_dtype), want.t().to(out_dtype), rtol=2e-2, atol=1e-3)
+    want_lerp = torch.lerp(x.to(torch.float64), y.to(torch.float64), 0.25)
+    torch.testing.assert_close(ops.lerp_cast(x, y, 0.25, out_dtype), want_lerp.to(out_dtype), rtol=2e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_in_place_ops(dtype):
+    x = torch.randn(5, 7, dtype=torch.float64).to(dtype)
+    y = torch.randn(5, 7, dtype=torch.float64).to(dtype)
+    want = (x.to(torch.float64) * -2.0).to(dtype)
+    z = x.clone()
+    assert sx.scale_(z, -2.0) is z
+    torch.testing.assert_close(z, want)
+    a = x.clone().t()
+    ops.lerp_(a, y.t(), 0.5)
+    torch.testing.assert_close(a, torch.lerp(x, y, 0.5).t(), rtol=2e-2, atol=1e-2)
+
+
+def test_softplus_gradcheck():
+    x = (torch.randn(6, 5, dtype=torch.float64) * 4).requires_grad_()
+    assert torch.autograd.gradcheck(lambda t: sx.softplus(t, 1.0, 20.0), (x,))
+    assert torch.autograd.gradcheck(lambda t: sx.softplus(t, 2.0, 3.0), (x,))
+    # above the threshold the derivative is exactly 1, as in PyTorch
+    x = torch.tensor([30.0, -1.0, 0.0, 10.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(sx.softplus(x, 2.0, 5.0).sum(), x)
+    xr = x.detach().clone().requires_grad_()
+    (gr,) = torch.autograd.grad(F.softplus(xr, 2.0, 5.0).sum(), xr)
+    torch.testing.assert_close(g, gr)
+
+
+def test_opcheck():
+    x = torch.randn(3, 4, dtype=torch.float32)
+    y = torch.randn(3, 4, dtype=torch.float32)
+    torch.library.opcheck(ops.softplus.default, (x.clone().requires_grad_(), 2.0, 5.0))
+    torch.library.opcheck(ops.softplus.default, (x.t(), 1.0, 20.0))
+    torch.library.opcheck(ops.softplus.out, (x, 1.0, 20.0), {"out": torch.empty_like(x)})
+    torch.library.opcheck(ops.softplus_backward.default, (y, x, 1.0, 20.0))
+    torch.library.opcheck(ops.relu.default, (x,))
+    torch.library.opcheck(ops.scale_cast.default, (x, 2.0, torch.float16))
+    torch.library.opcheck(ops.scale_.default, (x.clone(), 2.0))
+    torch.library.opcheck(ops.lerp_cast.default, (x, y, 0.5, None))
+    torch.library.opcheck(ops.lerp_.default, (x.clone(), y, 0.5))
+
+
+def test_torch_compile_fullgraph():
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(x):
+        return sx.softplus(x * 2, 1.0, 20.0) + 1
+
+    x = torch.randn(64, 32, requires_grad=True)
+    out = f(x)
+    torch.testing.assert_close(out, F.softplus(x * 2, 1.0, 20.0) + 1)
+    out.sum().backward()
+    assert x.grad is not None
+
+
+def test_bad_inputs_raise_runtime_errors_naming_op_and_argument():
+    x = torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match=r"softplus.*dtype=Int is outside the table's space"):
+        sx.softplus(torch.ones(3, 4, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has dtype Double but 'x' has Float"):
+        sx.softplus(x, out=torch.empty(3, 4, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has shape \[4, 3\] but 'x' has \[3, 4\]"):
+        sx.softplus(x, out=torch.empty(4, 3))
+    with pytest.raises(RuntimeError, match=r"relu: argument 'x' has dtype Int"):
+        sx.relu(torch.ones(3, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match=r"lerp_cast: argument 'b' has shape \[4\] but 'a' has \[3\]"):
+        ops.lerp_cast(torch.ones(3), torch.ones(4), 0.5, None)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device besides the CPU")
+def test_tensors_on_different_devices():
+    x = torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match=r"argument 'out' is on cuda:0 but 'x' is on cpu"):
+        ops.softplus.out(x, 1.0, 20.0, out=torch.empty(3, 4, device="cuda"))
