@@ -25,17 +25,36 @@ inline broadcast_pool& uniform_for_each_pool() {
     return *pool;
 }
 
+// Vector width: with g++ on x86-64 the chunk loop is compiled three times, for
+// AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and the baseline, and the loader picks
+// the widest the CPU has (an ifunc), as PyTorch picks its kernels at run time.
+// A program built with -march=native gets the same width without clones.
+// clang 14 cannot combine clones with flatten, and nvcc's host pass is left
+// alone, so both use the baseline build.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__x86_64__) && \
+    !defined(SWITCHYARD_NO_TARGET_CLONES) && !defined(__AVX512F__)
+#define SWITCHYARD_CHUNK_ATTRIBUTES [[gnu::flatten, gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#else
+#define SWITCHYARD_CHUNK_ATTRIBUTES [[gnu::flatten]]
+#endif
+
+// One chunk: a plain loop over the kernel. flatten inlines everything the
+// kernel calls (the op's scalar function, the math) into the loop; without it
+// g++ keeps a large scalar function such as softplus out of line, calls it
+// once per element, and nothing vectorizes. The local copy of the functor
+// lets the compiler see that the captured views do not alias what the loop
+// writes.
+template <typename Tag, typename F>
+SWITCHYARD_CHUNK_ATTRIBUTES void run_chunk(F const& f, Tag tag, std::int64_t begin, std::int64_t end) {
+    F const body = f;
+    for (std::int64_t i = begin; i < end; ++i) body(tag, i);
+}
+
 template <typename Tag, typename F, typename Pool>
 void cpu_for_each_on(Pool& pool, Tag tag, std::int64_t count, F const& f) {
     if (count == 0) return;
     pool.parallel_for(std::int64_t{0}, count, parallel_hint{0, for_each_ns_per_element},
-                      [&f, tag](std::int64_t begin, std::int64_t end) {
-                          // A local copy: the compiler then knows the captured
-                          // views cannot alias what the loop writes, and
-                          // vectorizes the loop for contiguous views.
-                          F const body = f;
-                          for (std::int64_t i = begin; i < end; ++i) body(tag, i);
-                      });
+                      [&f, tag](std::int64_t begin, std::int64_t end) { run_chunk(f, tag, begin, end); });
 }
 
 template <typename Tag>
