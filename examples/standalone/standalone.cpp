@@ -1,64 +1,74 @@
-// switchyard demo (core only): one kernel template, a sparse dispatch table,
-// runtime selection by (device, dtype, contiguity), and the error a caller
-// gets for a combination the table does not cover.
+// switchyard without PyTorch: softplus over raw buffers. One scalar function,
+// one tag-constrained impl, a sparse dispatch table, views over plain memory
+// and for_each on the CPU thread pool.
 #include <switchyard/switchyard.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
-using namespace switchyard;
+namespace sy = switchyard;
 
-// The op: y = a * x over contiguous buffers. One template serves every dtype;
-// the compute type is float for f16/bf16, else the storage type.
-struct axpy_op {
-    template <typename Tag>
-        requires with_value<Tag, device_kind::cpu> && with_value<Tag, contiguity::contiguous>
-    static void op(Tag, void const* x, void* y, std::int64_t n, double a) {
-        using storage = dtype_storage_t<tag_get<dtype>(Tag{})>;
-        using compute = dtype_compute_t<tag_get<dtype>(Tag{})>;
-        auto const* in = static_cast<storage const*>(x);
-        auto* out = static_cast<storage*>(y);
-        for (std::int64_t i = 0; i < n; ++i)
-            out[i] = static_cast<storage>(static_cast<compute>(a) * static_cast<compute>(in[i]));
-    }
-
-    using space = axes<full_device_axis, float_dtype_axis, full_contiguity_axis>;
-    using subspaces = coverage<axes<axis<device_kind::cpu>, float_dtype_axis, axis<contiguity::contiguous>>>;
-    using dispatcher = dispatch_table<space, void(void const*, void*, std::int64_t, double)>;
-};
-
-// Built once, on first use.
-auto const& axpy_table() {
-    static auto const table = dispatch_table_from_op<axpy_op>("axpy");
-    return table;
+template <typename C>
+C softplus(C x, C beta, C threshold) {
+    C const bx = beta * x;
+    return sy::select(bx > threshold, x, sy::log1p(sy::exp(bx)) / beta);
 }
 
-template <typename T>
-void run(dtype d) {
-    std::vector<T> x(4), y(4);
-    for (int i = 0; i < 4; ++i) x[i] = T(0.5f * static_cast<float>(i + 1));
-    axpy_table().select(dispatch_set{device_kind::cpu, d, contiguity::contiguous})(x.data(), y.data(), 4, 3.0);
-    std::printf("  %-5s 3 * [0.5 1 1.5 2] = [", std::string(to_string(d)).c_str());
-    for (auto v : y) std::printf(" %g", static_cast<double>(static_cast<float>(v)));
-    std::printf(" ]\n");
+struct softplus_op {
+    template <typename Tag>
+        requires sy::with_value<Tag, sy::device_kind::cpu> && sy::with_type<Tag, sy::dtype> &&
+                 sy::with_type<Tag, sy::contiguity>
+    static void op(Tag tag, sy::strided_ref const& x, sy::strided_ref const& y, double beta, double threshold) {
+        constexpr auto dt = sy::tag_get<sy::dtype>(Tag{});
+        constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
+        using storage = sy::dtype_storage_t<dt>;
+        using compute = sy::dtype_compute_t<dt>;
+        auto const order = sy::iteration_order_of(y, x);
+        sy::flat_in<sy::device_kind::cpu, dt, contig> const in(x, order);
+        sy::flat_out<sy::device_kind::cpu, dt, contig> const out(y, order);
+        auto const b = static_cast<compute>(beta), t = static_cast<compute>(threshold);
+        sy::for_each(tag, out.size(), [=](Tag, std::int64_t i) {
+            out[i] = static_cast<storage>(softplus(static_cast<compute>(in[i]), b, t));
+        });
+    }
+
+    using space = sy::axes<sy::full_device_axis, sy::float_dtype_axis, sy::full_contiguity_axis>;
+    using subspaces = sy::coverage<sy::axes<sy::axis<sy::device_kind::cpu>, sy::float_dtype_axis, sy::full_contiguity_axis>>;
+    using dispatcher = sy::dispatch_table<space, void(sy::strided_ref const&, sy::strided_ref const&, double, double)>;
+};
+
+void softplus(sy::strided_ref const& x, sy::strided_ref const& y, double beta = 1, double threshold = 20) {
+    static auto const table = sy::dispatch_table_from_op<softplus_op>("softplus");
+    table.select(sy::dispatch_set{x.device, x.type, sy::combined_contiguity(y, x)})(x, y, beta, threshold);
 }
 
 int main() {
-    std::printf("switchyard %d.%d.%d demo: one kernel template, dispatched at run time\n",
-                SWITCHYARD_VERSION_MAJOR, SWITCHYARD_VERSION_MINOR, SWITCHYARD_VERSION_PATCH);
-    run<half>(dtype::f16);
-    run<bfloat16>(dtype::bf16);
-    run<float>(dtype::f32);
-    run<double>(dtype::f64);
+    // A 3 x 4 row-major matrix, read through its transpose.
+    std::vector<float> x(12), y(12);
+    for (int i = 0; i < 12; ++i) x[i] = static_cast<float>(i - 6);
+    auto const xt = sy::strided_ref::make(x.data(), sy::dtype::f32, sy::device_kind::cpu, {4, 3}, {1, 4}, "x.T");
+    auto const yr = sy::strided_ref::contiguous(y.data(), sy::dtype::f32, sy::device_kind::cpu, {4, 3}, "y");
 
-    std::printf("\nasking for a combination the table does not cover:\n");
+    softplus(xt, yr);  // transposed input, row-major output: the strided path
+    std::printf("softplus(x.T), f32:\n");
+    for (int r = 0; r < 4; ++r)
+        std::printf("  %8.5f %8.5f %8.5f\n", y[r * 3], y[r * 3 + 1], y[r * 3 + 2]);
+
+    std::vector<sy::bfloat16> xb(12), yb(12);
+    for (int i = 0; i < 12; ++i) xb[i] = sy::bfloat16(x[i]);
+    softplus(sy::strided_ref::contiguous(xb.data(), sy::dtype::bf16, sy::device_kind::cpu, {12}, "xb"),
+             sy::strided_ref::contiguous(yb.data(), sy::dtype::bf16, sy::device_kind::cpu, {12}, "yb"), 2.0, 5.0);
+    std::printf("softplus(x, beta=2, threshold=5), bf16: %g ... %g\n", static_cast<float>(yb[0]), static_cast<float>(yb[11]));
+
+    // A dtype the table does not cover: a clear error, not a crash.
+    std::vector<std::int32_t> xi(12), yi(12);
     try {
-        axpy_table().select(dispatch_set{device_kind::webgpu, dtype::f64, contiguity::strided});
-        std::printf("  unexpected: no error\n");
+        softplus(sy::strided_ref::contiguous(xi.data(), sy::dtype::i32, sy::device_kind::cpu, {12}, "xi"),
+                 sy::strided_ref::contiguous(yi.data(), sy::dtype::i32, sy::device_kind::cpu, {12}, "yi"));
         return 1;
-    } catch (dispatch_lookup_error const& e) {
-        std::printf("  %s\n", e.what());
+    } catch (sy::dispatch_lookup_error const& e) {
+        std::printf("\n%s\n", e.what());
     }
     return 0;
 }
