@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -569,6 +570,23 @@ TEST_CASE("parse_num_threads: SWITCHYARD_NUM_THREADS values", "[parallel]") {
         }
     }
 }
+
+#if defined(__unix__)
+TEST_CASE("threads_from_environment: reads SWITCHYARD_NUM_THREADS", "[parallel]") {
+    char const* saved = std::getenv("SWITCHYARD_NUM_THREADS");
+    std::string const original = saved ? saved : "";
+    ::setenv("SWITCHYARD_NUM_THREADS", "3", 1);
+    CHECK(threads_from_environment() == 3);
+    ::setenv("SWITCHYARD_NUM_THREADS", "", 1);
+    CHECK(threads_from_environment() == hardware_threads());
+    ::setenv("SWITCHYARD_NUM_THREADS", "three", 1);
+    CHECK_THROWS_WITH(threads_from_environment(), Catch::Contains("SWITCHYARD_NUM_THREADS") &&
+                                                      Catch::Contains("\"three\""));
+    ::unsetenv("SWITCHYARD_NUM_THREADS");
+    CHECK(threads_from_environment() == hardware_threads());
+    if (saved) ::setenv("SWITCHYARD_NUM_THREADS", original.c_str(), 1);
+}
+#endif
 
 TEST_CASE("default_pool: one work-stealing pool sized from the environment", "[parallel]") {
     static_assert(std::is_same_v<default_thread_pool, work_stealing_pool>);

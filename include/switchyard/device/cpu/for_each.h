@@ -54,7 +54,13 @@ template <typename Tag, typename F, typename Pool>
 void cpu_for_each_on(Pool& pool, Tag tag, std::int64_t count, F const& f) {
     if (count == 0) return;
     pool.parallel_for(std::int64_t{0}, count, parallel_hint{0, for_each_ns_per_element},
-                      [&f, tag](std::int64_t begin, std::int64_t end) { run_chunk(f, tag, begin, end); });
+                      [&f, tag](std::int64_t begin, std::int64_t end) {
+                          // Through a pointer: g++ 12 treats a direct call of a
+                          // target_clones function as unable to throw, and a
+                          // kernel's exception then ends in std::terminate.
+                          auto* volatile chunk = &run_chunk<Tag, F>;
+                          chunk(f, tag, begin, end);
+                      });
 }
 
 template <typename Tag>
