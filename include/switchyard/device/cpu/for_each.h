@@ -30,9 +30,10 @@ inline broadcast_pool& uniform_for_each_pool() {
 // the widest the CPU has (an ifunc), as PyTorch picks its kernels at run time.
 // A program built with -march=native gets the same width without clones.
 // clang 14 cannot combine clones with flatten, and nvcc's host pass is left
-// alone, so both use the baseline build.
+// alone, so both use the baseline build. Under ThreadSanitizer the clones'
+// resolver would run at load time before the TSan runtime exists, and crash.
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__x86_64__) && \
-    !defined(SWITCHYARD_NO_TARGET_CLONES) && !defined(__AVX512F__)
+    !defined(SWITCHYARD_NO_TARGET_CLONES) && !defined(__AVX512F__) && !defined(__SANITIZE_THREAD__)
 #define SWITCHYARD_CHUNK_ATTRIBUTES [[gnu::flatten, gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #else
 #define SWITCHYARD_CHUNK_ATTRIBUTES [[gnu::flatten]]
