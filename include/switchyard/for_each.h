@@ -32,9 +32,6 @@ namespace switchyard {
 namespace detail {
 
 template <typename T>
-inline constexpr bool is_device_value_type = device_enum_type<T>;
-
-template <typename T>
 constexpr device_kind to_core_device(T v) noexcept {
     if constexpr (device_enum_type<T>)
         return device_enum<T>::to_core(v);
@@ -48,13 +45,13 @@ template <typename Tag>
 struct tag_device;
 template <auto... V>
 struct tag_device<sorted_tag<V...>> {
-    static constexpr std::size_t count = (std::size_t{is_device_value_type<value_type_of<V>>} + ... + 0);
+    static constexpr std::size_t count = (std::size_t{device_enum_type<value_type_of<V>>} + ... + 0);
     static_assert(count == 1,
                   "for_each: the tag must hold exactly one device value (a device_kind, or a value of an enum "
                   "with a device_enum mapping such as torch::DeviceType)");
     static constexpr device_kind value = [] {
         device_kind d = device_kind::cpu;
-        ((is_device_value_type<value_type_of<V>> ? (d = to_core_device(V), 0) : 0), ...);
+        ((device_enum_type<value_type_of<V>> ? (d = to_core_device(V), 0) : 0), ...);
         return d;
     }();
 };
