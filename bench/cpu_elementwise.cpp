@@ -26,7 +26,7 @@ namespace {
 // PyTorch's softplus: x where beta * x > threshold, else log1p(exp(beta * x)) / beta.
 SWITCHYARD_INLINE float softplus(float x, float beta, float threshold) {
     float const bx = beta * x;
-    return sy::select(bx > threshold, x, sy::log1p(sy::exp(bx)) / beta);
+    return sy::select(bx > threshold, x, sy::softplus(bx) / beta);
 }
 
 struct arrays {

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <cstdint>
@@ -112,6 +113,21 @@ TEST_CASE("for_each visits each index once, for any count", "[for_each]") {
         for_each(tag<device_kind::cpu, scheduling::uniform>{}, n,
                  [&](auto, std::int64_t i) { again[static_cast<std::size_t>(i)].fetch_add(1); });
         for (auto const& h : again) REQUIRE(h.load() == 1);
+    }
+}
+
+// Closures that capture contiguous views take the prefetching block loop
+// (blocks of 64 plus a tail); every index must still be visited once.
+TEST_CASE("for_each with captured views visits each index once, for any count", "[for_each]") {
+    for (std::int64_t n : {0, 1, 63, 64, 65, 4097, (1 << 20) + 5}) {
+        std::vector<std::int32_t> hits(static_cast<std::size_t>(n), 0);
+        auto const ref = strided_ref::contiguous(hits.data(), dtype::i32, device_kind::cpu, {n}, "hits");
+        flat_out<device_kind::cpu, dtype::i32, contiguity::contiguous> const out(ref);
+        REQUIRE(detail::find_streams([=](auto, std::int64_t i) { out[i] += 1; }).count == (n > 0 ? 1 : 0));
+        for_each(tag<device_kind::cpu>{}, n, [=](auto, std::int64_t i) { out[i] += 1; });
+        for_each(tag<device_kind::cpu, scheduling::uniform>{}, n, [=](auto, std::int64_t i) { out[i] += 1; });
+        INFO("n = " << n);
+        REQUIRE(std::count(hits.begin(), hits.end(), 2) == n);
     }
 }
 

@@ -1,7 +1,8 @@
 // Tests for switchyard/math.h.
 //
 // Accuracy is measured against long double references (std::expl, expm1l,
-// logl, log1pl, tanhl, sqrtl; sigmoid as 1 / (1 + expl(-x))), in ulps of the
+// logl, log1pl, tanhl, sqrtl; sigmoid as 1 / (1 + expl(-x)), softplus as
+// max(x, 0) + log1pl(expl(-|x|))), in ulps of the
 // target type:
 //
 //   err = |result - ref| / ulp(ref),   ulp(ref) = 2^(max(floor(log2|ref|), emin) - p + 1)
@@ -109,6 +110,9 @@ long double ref_log(long double x) { return x < 0 ? nan_l : std::log(x); }
 long double ref_log1p(long double x) { return x < -1 ? nan_l : std::log1p(x); }
 long double ref_tanh(long double x) { return std::tanh(x); }
 long double ref_sigmoid(long double x) { return 1.0L / (1.0L + std::exp(-clamp2000(x))); }
+long double ref_softplus(long double x) {
+    return std::max(x, 0.0L) + std::log1p(std::exp(-std::fabs(clamp2000(x))));
+}
 long double ref_sqrt(long double x) { return x < 0 ? nan_l : std::sqrt(x); }
 
 // Plain (non-inlined) wrappers, so the sweeps call what a kernel would.
@@ -118,9 +122,10 @@ template <class T> T our_log(T x) { return sy::log(x); }
 template <class T> T our_log1p(T x) { return sy::log1p(x); }
 template <class T> T our_tanh(T x) { return sy::tanh(x); }
 template <class T> T our_sigmoid(T x) { return sy::sigmoid(x); }
+template <class T> T our_softplus(T x) { return sy::softplus(x); }
 template <class T> T our_sqrt(T x) { return sy::sqrt(x); }
 
-enum fn { f_exp, f_expm1, f_log, f_log1p, f_tanh, f_sigmoid, f_sqrt, fn_count };
+enum fn { f_exp, f_expm1, f_log, f_log1p, f_tanh, f_sigmoid, f_softplus, f_sqrt, fn_count };
 
 template <class T>
 const function<T>& get(fn f) {
@@ -128,7 +133,7 @@ const function<T>& get(fn f) {
         {"exp", our_exp<T>, ref_exp},           {"expm1", our_expm1<T>, ref_expm1},
         {"log", our_log<T>, ref_log},           {"log1p", our_log1p<T>, ref_log1p},
         {"tanh", our_tanh<T>, ref_tanh},        {"sigmoid", our_sigmoid<T>, ref_sigmoid},
-        {"sqrt", our_sqrt<T>, ref_sqrt},
+        {"softplus", our_softplus<T>, ref_softplus}, {"sqrt", our_sqrt<T>, ref_sqrt},
     };
     return table[f];
 }
@@ -322,6 +327,16 @@ std::vector<float_range> float_regions(fn which) {
                     {tiny, 20.0f, 251},
                     {-20.0f, -tiny, 251},
                     {14.0f, 18.0f, 3}};      // rounding to 1
+        case f_softplus:
+            return {{-104.0f, -87.0f, 3},    // subnormal results
+                    {-1.0f, -tiny, 29},      // around 0: ln2 +- x/2
+                    {tiny, 1.0f, 29},
+                    {0.34f, 0.36f, 1},       // exp's k switches at ln2/2
+                    {-0.36f, -0.34f, 1},
+                    {-1.0f, -0.85f, 1},      // log1p's exponent switches at sqrt(2) - 1
+                    {0.85f, 1.0f, 1},
+                    {1.0f, 20.0f, 29},       // x + a shrinking tail
+                    {-20.0f, -1.0f, 29}};
         case f_sqrt:
             return {{0x1p-149f, 0x1p-120f, 97}, {1.0f, 4.0f, 11}};
         default:
@@ -351,6 +366,9 @@ std::vector<double_range> double_regions(fn which) {
                     {0.625, 20.0, n},    {-20.0, -0.625, n}, {-1e-8, 1e-8, n / 4}};
         case f_sigmoid:
             return {{-745.2, -708.3, n}, {-40.0, 40.0, n}, {-1.0, 1.0, n / 2}, {30.0, 40.0, n / 4}};
+        case f_softplus:
+            return {{-745.2, -708.3, n}, {-40.0, 40.0, n}, {-1.0, 1.0, n / 2}, {-1e-8, 1e-8, n / 4},
+                    {30.0, 40.0, n / 4}};
         case f_sqrt:
             return {{0.0, 1e-300, n / 4}, {1.0, 4.0, n / 4}};
         default:
@@ -543,6 +561,18 @@ TEMPLATE_TEST_CASE("math: special values", "[math]", float, double) {
         CHECK(same(sy::sigmoid(o(T(-2000))), zero));
         CHECK(same(sy::sigmoid(o(T(2000))), T(1)));
     }
+    SECTION("softplus") {
+        CHECK(same(sy::softplus(o(-inf)), zero));
+        CHECK(same(sy::softplus(o(inf)), inf));
+        CHECK(std::isnan(sy::softplus(o(nan))));
+        CHECK(std::isnan(sy::softplus(o(-nan))));
+        CHECK(same(sy::softplus(o(zero)), std::log(T(2))));
+        CHECK(same(sy::softplus(o(neg_zero)), std::log(T(2))));
+        CHECK(same(sy::softplus(o(T(-2000))), zero));
+        CHECK(same(sy::softplus(o(T(2000))), T(2000)));
+        CHECK(same(sy::softplus(o(lim::max())), lim::max()));
+        CHECK(same(sy::softplus(o(-lim::max())), zero));
+    }
     SECTION("sqrt") {
         CHECK(same(sy::sqrt(o(zero)), zero));
         CHECK(same(sy::sqrt(o(neg_zero)), neg_zero));
@@ -621,6 +651,7 @@ static_assert(sy::log(1.0f) == 0.0f && sy::log(1.0) == 0.0);
 static_assert(sy::log1p(0.0f) == 0.0f && sy::log1p(-1.0) < -1e308);
 static_assert(sy::tanh(20.0f) == 1.0f && sy::tanh(-0.0) == 0.0);
 static_assert(sy::sigmoid(0.0f) == 0.5f && sy::sigmoid(0.0) == 0.5);
+static_assert(sy::softplus(-200.0f) == 0.0f && sy::softplus(50.0) == 50.0);
 static_assert(sy::abs(-2.0f) == 2.0f && sy::abs(-2.0) == 2.0);
 static_assert(sy::min(1.0f, 2.0f) == 1.0f && sy::max(1.0, 2.0) == 2.0);
 static_assert(sy::select(true, 1.0f, 2.0f) == 1.0f && sy::select(false, 1.0, 2.0) == 2.0);
@@ -639,6 +670,7 @@ TEMPLATE_TEST_CASE("math: runtime calls, each function", "[math]", float, double
     CHECK(sy::log1p(x) == Approx(std::log1p(0.75)));
     CHECK(sy::tanh(x) == Approx(std::tanh(0.75)));
     CHECK(sy::sigmoid(x) == Approx(1.0 / (1.0 + std::exp(-0.75))));
+    CHECK(sy::softplus(x) == Approx(std::log1p(std::exp(0.75))));
     CHECK(sy::sqrt(x) == Approx(std::sqrt(0.75)));
     CHECK(sy::abs(-x) == x);
     CHECK(sy::min(x, T(1)) == x);
@@ -648,9 +680,10 @@ TEMPLATE_TEST_CASE("math: runtime calls, each function", "[math]", float, double
     // may be FMA-contracted, constant evaluation is not).
     constexpr T cx = T(0.75);
     constexpr T c[] = {sy::exp(cx), sy::expm1(cx), sy::log(cx), sy::log1p(cx), sy::tanh(cx),
-                       sy::sigmoid(cx)};
-    const T r[] = {sy::exp(x), sy::expm1(x), sy::log(x), sy::log1p(x), sy::tanh(x), sy::sigmoid(x)};
-    for (int i = 0; i < 6; ++i) {
+                       sy::sigmoid(cx), sy::softplus(cx)};
+    const T r[] = {sy::exp(x), sy::expm1(x), sy::log(x), sy::log1p(x), sy::tanh(x), sy::sigmoid(x),
+                   sy::softplus(x)};
+    for (int i = 0; i < 7; ++i) {
         INFO("function " << i);
         CHECK(ulp_error<T>(r[i], c[i]) <= 1.0);
     }

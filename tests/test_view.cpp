@@ -345,3 +345,51 @@ TEST_CASE("cpu_device, any_device and buffer", "[device]") {
         CHECK(moved.data<int>()[2] == 3);
     }
 }
+
+// ------------------------------------------------------------ stream marks --
+
+TEST_CASE("find_streams finds the views a closure captured, and nothing else", "[view]") {
+    std::vector<float> a(100, 1.0f);
+    std::vector<double> b(100, 0.0);
+    auto const a_ref = strided_ref::contiguous(a.data(), dtype::f32, device_kind::cpu, {10, 10}, "a");
+    auto const b_ref = strided_ref::contiguous(b.data(), dtype::f64, device_kind::cpu, {10, 10}, "b");
+    auto const at_ref = strided_ref::make(a.data(), dtype::f32, device_kind::cpu, {10, 10}, {1, 10}, "at");
+    flat_in<device_kind::cpu, dtype::f32, contiguity::contiguous> const in(a_ref);
+    flat_out<device_kind::cpu, dtype::f64, contiguity::contiguous> const out(b_ref);
+    flat_in<device_kind::cpu, dtype::f32, contiguity::strided> const strided(at_ref);
+    float const scale = 2.0f;
+
+    SECTION("contiguous views, with scalars around them") {
+        auto const kernel = [=](auto, std::int64_t i) { out[i] = in[i] * scale; };
+        detail::stream_set const s = detail::find_streams(kernel);
+        REQUIRE(s.count == 2);
+        // Capture order is unspecified; look both up.
+        int const ia = s.address[0] == reinterpret_cast<std::uintptr_t>(a.data()) ? 0 : 1;
+        CHECK(s.address[ia] == reinterpret_cast<std::uintptr_t>(a.data()));
+        CHECK(s.address[1 - ia] == reinterpret_cast<std::uintptr_t>(b.data()));
+        CHECK(s.info[ia].element_bytes == 4);
+        CHECK(!s.info[ia].writable);
+        CHECK(s.info[ia].contiguous);
+        CHECK(s.info[1 - ia].element_bytes == 8);
+        CHECK(s.info[1 - ia].writable);
+    }
+    SECTION("a strided view is found and marked as such") {
+        auto const kernel = [=](auto, std::int64_t i) { return strided[i]; };
+        detail::stream_set const s = detail::find_streams(kernel);
+        REQUIRE(s.count == 1);
+        CHECK(!s.info[0].contiguous);
+    }
+    SECTION("plain data, references and non-trivially-copyable closures report nothing") {
+        std::mt19937_64 rng(7);
+        std::uint64_t words[64];
+        for (auto& w : words) w = rng();
+        CHECK(detail::find_streams(words).count == 0);
+        CHECK(detail::find_streams([&](auto, std::int64_t i) { return in[i]; }).count == 0);
+        std::vector<int> owned(3);
+        CHECK(detail::find_streams([=](auto, std::int64_t i) { return in[i] + owned[0]; }).count == 0);
+    }
+    SECTION("a default-constructed view is not a stream") {
+        flat_in<device_kind::cpu, dtype::f32, contiguity::contiguous> const empty;
+        CHECK(detail::find_streams([=](auto, std::int64_t i) { return empty[i]; }).count == 0);
+    }
+}

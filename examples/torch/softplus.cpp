@@ -12,12 +12,13 @@ namespace sy = switchyard;
 namespace switchyard_examples {
 
 // PyTorch's definition: x where beta * x > threshold, else log1p(exp(beta * x)) / beta.
+// sy::softplus(y) is log1p(exp(y)), computed without overflow and cheaper.
 // T is the storage type, C the compute type (float for half types).
 template <typename T, typename C>
 SWITCHYARD_HOST_DEVICE T softplus_scalar(T x, C beta, C threshold) {
     C const xc = static_cast<C>(x);
     C const bx = beta * xc;
-    return static_cast<T>(sy::select(bx > threshold, xc, sy::log1p(sy::exp(bx)) / beta));
+    return static_cast<T>(sy::select(bx > threshold, xc, sy::softplus(bx) / beta));
 }
 
 // d softplus / dx = sigmoid(beta * x), and 1 where the forward returned x.

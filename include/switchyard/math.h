@@ -1,5 +1,5 @@
-// switchyard math for kernels: exp, expm1, log, log1p, tanh, sigmoid, sqrt,
-// abs, min, max and select, for float and double, usable on the host and in
+// switchyard math for kernels: exp, expm1, log, log1p, tanh, sigmoid,
+// softplus, sqrt, abs, min, max and select, for float and double, usable on the host and in
 // CUDA device code. Half and bfloat16 kernels convert to float (their compute
 // type) themselves; there are no 16-bit overloads.
 //
@@ -41,6 +41,11 @@
 //            log1p(+-0) = +-0, log1p of tiny x is x.
 //   tanh:    tanh(+-inf) = +-1, tanh(+-0) = +-0.
 //   sigmoid: 1 / (1 + exp(-x)); sigmoid(-inf) = 0, sigmoid(+inf) = 1.
+//   softplus: log(1 + exp(x)) without overflow; softplus(-inf) = +0,
+//            softplus(+inf) = +inf, softplus(x) = x once exp(-x) no longer
+//            shows, gradual underflow to subnormals for x < -87.3 (f) /
+//            -708.4 (d). Cheaper than log1p(exp(x)): no overflow or domain
+//            handling, since exp's argument is never positive.
 //   sqrt:    the IEEE square root (sqrtss/sqrtsd, sqrtf/sqrt in CUDA device
 //            code).
 //   min/max: IEEE 754-2019 minimum/maximum, like torch.minimum/maximum: NaN
@@ -337,6 +342,27 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f64_split split_exponent(doub
   return {m, e};
 }
 
+// log1p(e) for e in [0, 1] (or NaN, which gives an unspecified number):
+// log1p's algorithm without its domain and overflow handling, for softplus.
+// u = 1 + e = 2^k m with k in {0, 1}.
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p_unit(float e) noexcept {
+  const float u = 1.0f + e;
+  const float c = e - (u - 1.0f);  // exact rounding error of 1 + e
+  const f32_split sp = split_exponent(u);
+  const float f = sp.m - 1.0f;
+  // c 2^-k / (1 + f), as in log1p.
+  const float corr = (c * blend(sp.e > 0.0f, 0.5f, 1.0f)) * horner(f, 1.0f, -1.0f, 1.0f, -1.0f);
+  return log_finish(sp.e, f, corr);
+}
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p_unit(double e) noexcept {
+  const double u = 1.0 + e;
+  const double c = e - (u - 1.0);
+  const f64_split sp = split_exponent(u);
+  const double f = sp.m - 1.0;
+  const double corr = (c * blend(sp.e > 0.0, 0.5, 1.0)) * horner(f, 1.0, -1.0, 1.0, -1.0);
+  return log_finish(sp.e, f, corr);
+}
+
 }  // namespace detail
 
 // ------------------------------------------------------------------ select --
@@ -540,6 +566,22 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float sigmoid(float x) noexce
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double sigmoid(double x) noexcept {
   return detail::logistic(abs(x), x >= 0.0);
+}
+
+// ---------------------------------------------------------------- softplus --
+
+// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp's argument is never
+// positive, so nothing overflows and log1p only sees [0, 1]. NaN: max(x, 0)
+// is taken as x > 0 ? x : 0, so the NaN is put back at the end.
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float softplus(float x) noexcept {
+  const float tail = detail::log1p_unit(detail::exp_parts<false>(-abs(x)).hi);
+  const float result = detail::blend(x > 0.0f, x, 0.0f) + tail;
+  return detail::blend(x == x, result, x);
+}
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noexcept {
+  const double tail = detail::log1p_unit(detail::exp_parts<false>(-abs(x)).hi);
+  const double result = detail::blend(x > 0.0, x, 0.0) + tail;
+  return detail::blend(x == x, result, x);
 }
 
 }  // namespace switchyard

@@ -14,7 +14,9 @@
 // coalesces to one dimension costs one multiply.
 //
 // Without an iteration_order a flat index is the row-major (logical) index.
-// Views are trivially copyable and hold no ownership: capture them by value.
+// Views are trivially copyable and hold no ownership: capture them by value
+// (then for_each can find them in the kernel's closure, stream_mark.h, and
+// prefetch their data on the CPU).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,7 @@
 #include "switchyard/view/checks.h"
 #include "switchyard/view/fast_divide.h"
 #include "switchyard/view/iteration_order.h"
+#include "switchyard/view/stream_mark.h"
 #include "switchyard/view/strided_ref.h"
 
 namespace switchyard {
@@ -134,6 +137,7 @@ private:
         check_view_target<Device, DType>(ref, view_name);
         strided_ref const laid_out = checked_flat_layout<C>(ref, order, view_name);
         data_ = static_cast<pointer>(ref.data);
+        mark_ = stream_mark(data_, {sizeof(element), Writable, C == contiguity::contiguous});
         if constexpr (C == contiguity::contiguous)
             layout_ = laid_out.numel();
         else
@@ -141,6 +145,8 @@ private:
     }
 
     pointer data_ = nullptr;
+    // Lets for_each find this view inside a kernel's closure (stream_mark.h).
+    stream_mark mark_;
     // The element count (contiguous) or the index-to-offset walk (strided).
     std::conditional_t<C == contiguity::contiguous, std::int64_t, strided_walk> layout_{};
 };

@@ -9,6 +9,7 @@
 #include "switchyard/core/enums.h"
 #include "switchyard/core/tag.h"
 #include "switchyard/parallel.h"
+#include "switchyard/view/stream_mark.h"
 
 namespace switchyard::detail {
 
@@ -39,6 +40,18 @@ inline broadcast_pool& uniform_for_each_pool() {
 #define SWITCHYARD_CHUNK_ATTRIBUTES [[gnu::flatten]]
 #endif
 
+// Prefetching: the chunk runs in blocks of prefetch_block elements and, before
+// each block, touches every contiguous stream of the kernel (its captured
+// flat views, stream_mark.h) prefetch_distance bytes ahead. The hardware
+// prefetcher does not cross 4 KiB pages; on a loop that computes for tens of
+// cycles per cache line it restarts each page late, and a 2^24-element
+// softplus ran 1.6x slower streaming from memory than from cache on a KVM
+// Xeon. One prefetch per stream per block is enough: the hardware prefetcher
+// follows once the page is touched. Define SWITCHYARD_NO_PREFETCH to turn
+// it off (the plain loop).
+inline constexpr std::int64_t prefetch_block = 64;
+inline constexpr std::int64_t prefetch_distance = 4096;
+
 // One chunk: a plain loop over the kernel. flatten inlines everything the
 // kernel calls (the op's scalar function, the math) into the loop; without it
 // g++ keeps a large scalar function such as softplus out of line, calls it
@@ -46,21 +59,56 @@ inline broadcast_pool& uniform_for_each_pool() {
 // lets the compiler see that the captured views do not alias what the loop
 // writes.
 template <typename Tag, typename F>
-SWITCHYARD_CHUNK_ATTRIBUTES void run_chunk(F const& f, Tag tag, std::int64_t begin, std::int64_t end) {
+SWITCHYARD_CHUNK_ATTRIBUTES void run_chunk(F const& f, Tag tag, std::int64_t begin, std::int64_t end,
+                                           stream_set const& streams) {
     F const body = f;
-    for (std::int64_t i = begin; i < end; ++i) body(tag, i);
+    std::int64_t i = begin;
+    if (streams.count > 0) {
+        for (; end - i >= prefetch_block; i += prefetch_block) {
+            for (int s = 0; s < streams.count; ++s) {
+                std::uint64_t const ahead = streams.address[s] +
+                                            static_cast<std::uint64_t>(i) * streams.info[s].element_bytes +
+                                            prefetch_distance;
+                if (streams.info[s].writable)
+                    __builtin_prefetch(reinterpret_cast<void const*>(ahead), 1);
+                else
+                    __builtin_prefetch(reinterpret_cast<void const*>(ahead), 0);
+            }
+            for (std::int64_t j = 0; j < prefetch_block; ++j) body(tag, i + j);
+        }
+    }
+    for (; i < end; ++i) body(tag, i);
+}
+
+// The contiguous streams of a kernel, the ones worth prefetching.
+template <typename F>
+stream_set contiguous_streams(F const& f) noexcept {
+    stream_set const all = find_streams(f);
+    stream_set kept;
+    for (int s = 0; s < all.count; ++s) {
+        if (!all.info[s].contiguous) continue;
+        kept.address[kept.count] = all.address[s];
+        kept.info[kept.count] = all.info[s];
+        ++kept.count;
+    }
+    return kept;
 }
 
 template <typename Tag, typename F, typename Pool>
 void cpu_for_each_on(Pool& pool, Tag tag, std::int64_t count, F const& f) {
     if (count == 0) return;
+#if defined(SWITCHYARD_NO_PREFETCH)
+    stream_set const streams{};
+#else
+    stream_set const streams = contiguous_streams(f);
+#endif
     pool.parallel_for(std::int64_t{0}, count, parallel_hint{0, for_each_ns_per_element},
-                      [&f, tag](std::int64_t begin, std::int64_t end) {
+                      [&f, &streams, tag](std::int64_t begin, std::int64_t end) {
                           // Through a pointer: g++ 12 treats a direct call of a
                           // target_clones function as unable to throw, and a
                           // kernel's exception then ends in std::terminate.
                           auto* volatile chunk = &run_chunk<Tag, F>;
-                          chunk(f, tag, begin, end);
+                          chunk(f, tag, begin, end, streams);
                       });
 }
 

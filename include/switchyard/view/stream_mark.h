@@ -1,0 +1,97 @@
+// stream_mark and find_streams: how for_each learns where a kernel's data is
+// without the kernel saying so.
+//
+// A kernel is a closure that captures its views by value; for_each sees only
+// the closure. Every flat view carries a stream_mark: its data address and a
+// check word sealed from that address, the element size and the view's kind.
+// find_streams(closure) reads the closure's bytes and reports each word pair
+// whose check matches its address: the views the kernel captured. The CPU
+// for_each uses the contiguous ones to prefetch ahead of the loop (the
+// hardware prefetcher stops at every 4 KiB page and, on compute-heavy loops,
+// restarts too late).
+//
+// Misreading is harmless by construction: a pair of unrelated words matches
+// with probability about 2^-60, and what a match is used for (a prefetch
+// hint) cannot fault or change a result. Closures that are not trivially
+// copyable are not read; they report no streams.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "switchyard/core/config.h"
+
+namespace switchyard::detail {
+
+// What kind of view a stream_mark belongs to, sealed into its check word.
+struct stream_info {
+    std::uint32_t element_bytes = 0;  // 1, 2, 4, 8 or 16
+    bool writable = false;            // flat_out (else flat_in)
+    bool contiguous = false;          // element i is at address + i * element_bytes
+};
+
+inline constexpr std::uint64_t stream_magic = 0x73776974636879ull;  // "switchy"
+
+SWITCHYARD_HOST_DEVICE constexpr std::uint64_t stream_mix(std::uint64_t a) noexcept {
+    a ^= a >> 31;
+    a *= 0x9E3779B97F4A7C15ull;
+    return a ^ (a >> 29);
+}
+
+SWITCHYARD_HOST_DEVICE constexpr std::uint64_t stream_info_bits(stream_info info) noexcept {
+    return info.element_bytes | (std::uint64_t{info.writable} << 8) | (std::uint64_t{info.contiguous} << 9);
+}
+
+struct stream_mark {
+    std::uint64_t address = 0;
+    std::uint64_t check = 0;
+
+    stream_mark() = default;
+    SWITCHYARD_HOST_DEVICE stream_mark(void const* data, stream_info info) noexcept
+        : address(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data))),
+          check(stream_mix(address) ^ stream_magic ^ stream_info_bits(info)) {}
+};
+
+// The streams found in one closure (at most max_streams; more are ignored).
+struct stream_set {
+    static constexpr int max_streams = 8;
+    int count = 0;
+    std::uint64_t address[max_streams] = {};
+    stream_info info[max_streams] = {};
+};
+
+// Decodes a check word; false when (address, check) is not a stream_mark.
+constexpr bool decode_stream_mark(std::uint64_t address, std::uint64_t check, stream_info& info) noexcept {
+    if (address == 0) return false;
+    std::uint64_t const bits = check ^ stream_mix(address) ^ stream_magic;
+    if (bits >> 10) return false;
+    std::uint32_t const bytes = bits & 0xFF;
+    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) return false;
+    info = {bytes, ((bits >> 8) & 1) != 0, ((bits >> 9) & 1) != 0};
+    return true;
+}
+
+template <typename F>
+stream_set find_streams(F const& closure) noexcept {
+    stream_set found;
+    if constexpr (std::is_trivially_copyable_v<F> && sizeof(F) >= 2 * sizeof(std::uint64_t)) {
+        // stream_mark is 8-byte aligned inside the closure, so a word-wise
+        // read of a copy finds every mark.
+        constexpr std::size_t words = sizeof(F) / sizeof(std::uint64_t);
+        std::uint64_t bytes[words];
+        std::memcpy(bytes, static_cast<void const*>(&closure), words * sizeof(std::uint64_t));
+        for (std::size_t w = 0; w + 1 < words && found.count < stream_set::max_streams; ++w) {
+            stream_info info;
+            if (!decode_stream_mark(bytes[w], bytes[w + 1], info)) continue;
+            found.address[found.count] = bytes[w];
+            found.info[found.count] = info;
+            ++found.count;
+            ++w;  // the check word is not an address
+        }
+    }
+    return found;
+}
+
+}  // namespace switchyard::detail
