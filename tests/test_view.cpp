@@ -147,7 +147,7 @@ TEST_CASE("flat views match a naive reference for ranks 0-6 and all layouts", "[
             INFO("rank " << rank << " trial " << trial);
             auto const ref = strided_ref::make(storage.data() + l.base, dtype::f32, device_kind::cpu,
                                                l.sizes.data(), l.strides.data(), rank, "x");
-            flat_in<device_kind::cpu, dtype::f32, contiguity::strided> const in(ref);
+            flat_out<device_kind::cpu, dtype::f32, contiguity::strided> const in(ref);
             REQUIRE(in.size() == l.numel());
             for (std::int64_t i = 0; i < l.numel(); ++i)
                 REQUIRE(&in[i] - storage.data() == l.base + reference_offset(l.sizes, l.strides, i));
@@ -164,7 +164,7 @@ TEST_CASE("flat views match a naive reference for ranks 0-6 and all layouts", "[
             auto const out_ref = strided_ref::make(out_storage.data(), dtype::f32, device_kind::cpu, l.sizes.data(),
                                                    out_strides.data(), rank, "out");
             auto const order = iteration_order_of(ref, out_ref);
-            flat_in<device_kind::cpu, dtype::f32, contiguity::strided> const in2(ref, order);
+            flat_out<device_kind::cpu, dtype::f32, contiguity::strided> const in2(ref, order);
             flat_out<device_kind::cpu, dtype::f32, contiguity::strided> const out2(out_ref, order);
             std::vector<int> seen(static_cast<std::size_t>(l.numel()), 0);
             for (std::int64_t i = 0; i < l.numel(); ++i) {
@@ -195,7 +195,7 @@ TEST_CASE("coalescing and iteration orders", "[view]") {
         CHECK(order.dims[0] == 1);
         CHECK(order.dims[1] == 0);
         CHECK(detail::strided_walk(order.permute(xt)).coalesced_rank() == 1);
-        flat_in<device_kind::cpu, dtype::f32, contiguity::strided> const v(xt, order);
+        flat_out<device_kind::cpu, dtype::f32, contiguity::strided> const v(xt, order);
         for (std::int64_t i = 0; i < 2048; ++i) REQUIRE(&v[i] - buf.data() == i);
     }
     SECTION("operands with different layouts are not dense together") {
@@ -217,7 +217,7 @@ TEST_CASE("coalescing and iteration orders", "[view]") {
     SECTION("broadcast dimensions do not vote and stay strided") {
         auto const b = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {64, 32}, {0, 1}, "b");
         CHECK(combined_contiguity(y, b) == contiguity::strided);
-        flat_in<device_kind::cpu, dtype::f32, contiguity::strided> const v(b, iteration_order_of(y, b));
+        flat_out<device_kind::cpu, dtype::f32, contiguity::strided> const v(b, iteration_order_of(y, b));
         for (std::int64_t i = 0; i < 2048; ++i) REQUIRE(&v[i] - buf.data() == i % 32);
     }
     SECTION("operands of different shapes are an error naming both") {
@@ -228,7 +228,7 @@ TEST_CASE("coalescing and iteration orders", "[view]") {
     }
     SECTION("0-d and empty arrays") {
         auto const scalar = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, nullptr, nullptr, 0, "s");
-        flat_in<device_kind::cpu, dtype::f32, contiguity::strided> const s(scalar);
+        flat_out<device_kind::cpu, dtype::f32, contiguity::strided> const s(scalar);
         CHECK(s.size() == 1);
         CHECK(&s[0] == buf.data());
         flat_in<device_kind::cpu, dtype::f32, contiguity::contiguous> const sc(scalar);
@@ -268,7 +268,7 @@ TEST_CASE("ranked views match a naive reference for ranks 0-6", "[view]") {
             auto const l = random_layout(rng, rank);
             auto const ref = strided_ref::make(storage.data() + l.base, dtype::i32, device_kind::cpu,
                                                l.sizes.data(), l.strides.data(), rank, "t");
-            tensor_in<device_kind::cpu, dtype::i32, rank, contiguity::strided> const t(ref);
+            tensor_out<device_kind::cpu, dtype::i32, rank, contiguity::strided> const t(ref);
             for (std::int64_t i = 0; i < l.numel(); ++i) {
                 std::int64_t idx[rank > 0 ? rank : 1] = {};
                 std::int64_t rest = i;

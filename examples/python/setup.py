@@ -1,31 +1,62 @@
 # Builds the switchyard example ops as a PyTorch extension:
 #   pip install --no-build-isolation ./examples/python
 # then `import switchyard_examples` registers torch.ops.switchyard_examples.*.
+#
+# With a CUDA build of PyTorch and nvcc, the op files are compiled by nvcc
+# (through examples/torch/cuda/*.cu, which include them) and register CUDA
+# kernels as well; SWITCHYARD_EXAMPLES_CUDA=0 forces the CPU-only build,
+# =1 requires CUDA.
+import os
+import shutil
 from pathlib import Path
 
+import torch
 from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
+from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
 
 here = Path(__file__).resolve().parent
 repo = here.parents[1]
-sources = [str(here / "switchyard_examples" / "module.cpp")] + [
-    str(repo / "examples" / "torch" / name) for name in ("softplus.cpp", "relu.cpp", "op.cpp", "functional.cpp")
-]
+ops = ("softplus", "relu", "op", "functional")
+
+wanted = os.environ.get("SWITCHYARD_EXAMPLES_CUDA", "auto")
+cuda_possible = torch.version.cuda is not None and (
+    shutil.which("nvcc") is not None or bool(os.environ.get("CUDA_HOME"))
+)
+if wanted == "1" and not cuda_possible:
+    raise SystemExit("SWITCHYARD_EXAMPLES_CUDA=1 but PyTorch has no CUDA or nvcc was not found")
+use_cuda = cuda_possible and wanted != "0"
+
+# switchyard needs C++20; hidden visibility keeps two extensions that include
+# it from sharing (and clashing on) inline symbols.
+cxx_flags = ["-std=c++20", "-O3", "-fvisibility=hidden"]
+module = str(here / "switchyard_examples" / "module.cpp")
+if use_cuda:
+    extension = CUDAExtension(
+        "switchyard_examples._C",
+        [module] + [str(repo / "examples" / "torch" / "cuda" / f"{op}.cu") for op in ops],
+        include_dirs=[str(repo / "include")],
+        # On top of PyTorch's default nvcc flags (which define
+        # __CUDA_NO_HALF_OPERATORS__ and friends): C++20, and
+        # __host__ __device__ lambdas for for_each.
+        extra_compile_args={
+            "cxx": cxx_flags,
+            "nvcc": ["-std=c++20", "-O3", "--extended-lambda", "--expt-relaxed-constexpr",
+                     "-Xcompiler=-fvisibility=hidden"],
+        },
+    )
+else:
+    extension = CppExtension(
+        "switchyard_examples._C",
+        [module] + [str(repo / "examples" / "torch" / f"{op}.cpp") for op in ops],
+        include_dirs=[str(repo / "include")],
+        extra_compile_args=cxx_flags,
+    )
 
 setup(
     name="switchyard_examples",
     version="0.1.0",
     description="Example PyTorch ops written with switchyard",
     packages=["switchyard_examples"],
-    ext_modules=[
-        CppExtension(
-            "switchyard_examples._C",
-            sources,
-            include_dirs=[str(repo / "include")],
-            # switchyard needs C++20; hidden visibility keeps two extensions that
-            # include it from sharing (and clashing on) inline symbols.
-            extra_compile_args=["-std=c++20", "-O3", "-fvisibility=hidden"],
-        )
-    ],
+    ext_modules=[extension],
     cmdclass={"build_ext": BuildExtension},
 )

@@ -12,7 +12,7 @@ namespace sy = switchyard;
 template <typename C>
 C softplus(C x, C beta, C threshold) {
     C const bx = beta * x;
-    return sy::select(bx > threshold, x, sy::log1p(sy::exp(bx)) / beta);
+    return sy::select(bx > threshold, x, sy::softplus(bx) / beta);
 }
 
 struct softplus_op {

@@ -61,15 +61,15 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     });
 }
 
-using lerp_space = sy::axes<sy::torch_cpu_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
+using lerp_space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
                             sy::full_contiguity_axis, sy::full_placement_axis>;
 template <at::ScalarType S>
-using lerp_in_place = sy::axes<sy::torch_cpu_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
+using lerp_in_place = sy::axes<sy::torch_build_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
                                sy::full_contiguity_axis, sy::axis<sy::placement::in_place>>;
 using lerp_coverage =
     sy::coverage<lerp_in_place<at::kHalf>, lerp_in_place<at::kBFloat16>, lerp_in_place<at::kFloat>,
                  lerp_in_place<at::kDouble>,
-                 sy::axes<sy::torch_cpu_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
+                 sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
                           sy::full_contiguity_axis, sy::axis<sy::placement::out_of_place>>>;
 
 namespace {
@@ -84,7 +84,7 @@ auto const& lerp_table() {
 at::Tensor lerp_cast(at::Tensor const& a, at::Tensor const& b, double weight, std::optional<at::ScalarType> dtype) {
     at::Tensor out = at::empty(a.sizes(), a.options().dtype(dtype.value_or(a.scalar_type())));
     sy::op_args const args("lerp_cast", {{"a", a}, {"b", b}, {"out", out}});
-    args.same_shape();
+    args.same_shape().no_overlap();
     if (b.scalar_type() != a.scalar_type()) args.fail("argument 'b' must have the dtype of 'a'");
     lerp_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(out.scalar_type()),
                                          args.combined_contiguity(), sy::placement::out_of_place})(args, weight);
@@ -93,7 +93,7 @@ at::Tensor lerp_cast(at::Tensor const& a, at::Tensor const& b, double weight, st
 
 void lerp_(at::Tensor& a, at::Tensor const& b, double weight) {
     sy::op_args const args("lerp_", {{"a", a}, {"b", b}});
-    args.same_dtype().same_shape();
+    args.same_dtype().same_shape().no_overlap(0);
     lerp_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(a.scalar_type()),
                                          args.combined_contiguity(), sy::placement::in_place})(args, weight);
 }
@@ -107,5 +107,12 @@ TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) {
     m.impl("lerp_cast", &lerp_cast);
     m.impl("lerp_", &lerp_);
 }
+
+#if defined(__CUDACC__)
+TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) {
+    m.impl("lerp_cast", &lerp_cast);
+    m.impl("lerp_", &lerp_);
+}
+#endif
 
 }  // namespace switchyard_examples

@@ -60,16 +60,16 @@ struct scale_cast_op {
 
     using float_types = sy::torch_full_float_stype_axis;
     using out_float_types = out_float_stype_axis;
-    using space = sy::axes<sy::torch_cpu_device_axis, float_types, out_float_types, sy::full_contiguity_axis,
+    using space = sy::axes<sy::torch_build_device_axis, float_types, out_float_types, sy::full_contiguity_axis,
                            sy::full_placement_axis>;
     // In place: same dtype in and out. Out of place: every float pair.
     template <at::ScalarType S>
-    using in_place_for = sy::axes<sy::torch_cpu_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
+    using in_place_for = sy::axes<sy::torch_build_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
                                   sy::full_contiguity_axis, sy::axis<sy::placement::in_place>>;
     using subspaces = sy::coverage<
         in_place_for<at::kHalf>, in_place_for<at::kBFloat16>, in_place_for<at::kFloat>,
         in_place_for<at::kDouble>,
-        sy::axes<sy::torch_cpu_device_axis, float_types, out_float_types, sy::full_contiguity_axis,
+        sy::axes<sy::torch_build_device_axis, float_types, out_float_types, sy::full_contiguity_axis,
                  sy::axis<sy::placement::out_of_place>>>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&, double)>;
 };
@@ -84,7 +84,7 @@ auto const& scale_cast_table() {
 at::Tensor scale_cast(at::Tensor const& x, double alpha, std::optional<at::ScalarType> dtype) {
     at::Tensor out = at::empty(x.sizes(), x.options().dtype(dtype.value_or(x.scalar_type())));
     sy::op_args const args("scale_cast", {{"x", x}, {"out", out}});
-    args.same_shape();
+    args.same_shape().no_overlap();
     scale_cast_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(),
                                                out_stype(out.scalar_type()), args.combined_contiguity(),
                                                sy::placement::out_of_place})(args, alpha);
@@ -93,6 +93,7 @@ at::Tensor scale_cast(at::Tensor const& x, double alpha, std::optional<at::Scala
 
 void scale_(at::Tensor& x, double alpha) {
     sy::op_args const args("scale_", {{"x", x}});
+    args.no_overlap();
     scale_cast_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(x.scalar_type()),
                                                args.combined_contiguity(), sy::placement::in_place})(args, alpha);
 }
@@ -106,5 +107,12 @@ TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) {
     m.impl("scale_cast", &scale_cast);
     m.impl("scale_", &scale_);
 }
+
+#if defined(__CUDACC__)
+TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) {
+    m.impl("scale_cast", &scale_cast);
+    m.impl("scale_", &scale_);
+}
+#endif
 
 }  // namespace switchyard_examples

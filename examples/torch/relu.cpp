@@ -1,8 +1,9 @@
 // relu: the "before" baseline, written the way extensions are written without
 // switchyard: a hand-rolled dtype switch, a serial loop, contiguous 1-D
 // thinking (the tensor is made contiguous first, at the cost of a copy), and
-// a separate overload for every piece. Compare with softplus.cpp, which needs
-// none of this.
+// a separate overload for every piece, then all of it again for CUDA (a
+// kernel, its launch, the device guard and the stream by hand). Compare with
+// softplus.cpp, which needs none of this.
 #include <ATen/ops/empty_like.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -12,6 +13,11 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(__CUDACC__)
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 namespace switchyard_examples {
 
 namespace {
@@ -19,11 +25,15 @@ namespace {
 // NaN stays NaN (as in torch.relu), hence !(x <= 0) rather than x > 0. Half
 // types need their own overloads: their comparisons go through float.
 template <typename T>
-T relu_scalar(T x) {
+C10_HOST_DEVICE T relu_scalar(T x) {
     return !(x <= T(0)) ? x : T(0);
 }
-c10::Half relu_scalar(c10::Half x) { return !(static_cast<float>(x) <= 0.0f) ? x : c10::Half(0.0f); }
-c10::BFloat16 relu_scalar(c10::BFloat16 x) { return !(static_cast<float>(x) <= 0.0f) ? x : c10::BFloat16(0.0f); }
+C10_HOST_DEVICE c10::Half relu_scalar(c10::Half x) {
+    return !(static_cast<float>(x) <= 0.0f) ? x : c10::Half(0.0f);
+}
+C10_HOST_DEVICE c10::BFloat16 relu_scalar(c10::BFloat16 x) {
+    return !(static_cast<float>(x) <= 0.0f) ? x : c10::BFloat16(0.0f);
+}
 
 template <typename T>
 void relu_cpu(at::Tensor const& x, at::Tensor& out) {
@@ -33,19 +43,46 @@ void relu_cpu(at::Tensor const& x, at::Tensor& out) {
     for (std::int64_t i = 0; i < n; ++i) o[i] = relu_scalar(in[i]);
 }
 
+#if defined(__CUDACC__)
+template <typename T>
+__global__ void relu_kernel(T const* in, T* out, std::int64_t n) {
+    std::int64_t const i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = relu_scalar(in[i]);
+}
+
+template <typename T>
+void relu_cuda(at::Tensor const& x, at::Tensor& out) {
+    c10::cuda::CUDAGuard const guard(x.device());
+    std::int64_t const n = x.numel();
+    if (n == 0) return;
+    int const block = 256;
+    auto const grid = static_cast<unsigned>((n + block - 1) / block);
+    relu_kernel<T><<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>(x.data_ptr<T>(), out.data_ptr<T>(), n);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+#endif
+
+template <typename T>
+void relu_any(at::Tensor const& x, at::Tensor& out) {
+#if defined(__CUDACC__)
+    if (x.is_cuda()) return relu_cuda<T>(x, out);
+#endif
+    relu_cpu<T>(x, out);
+}
+
 }  // namespace
 
 at::Tensor relu(at::Tensor const& input) {
-    if (!input.device().is_cpu())
+    if (!input.device().is_cpu() && !input.device().is_cuda())
         throw std::runtime_error("relu: argument 'x' is on " + input.device().str() +
-                                    "; this baseline only has a CPU kernel");
+                                    "; this baseline only has CPU and CUDA kernels");
     at::Tensor const x = input.contiguous();
     at::Tensor out = at::empty_like(x);
     switch (x.scalar_type()) {
-        case at::kFloat: relu_cpu<float>(x, out); break;
-        case at::kDouble: relu_cpu<double>(x, out); break;
-        case at::kHalf: relu_cpu<c10::Half>(x, out); break;
-        case at::kBFloat16: relu_cpu<c10::BFloat16>(x, out); break;
+        case at::kFloat: relu_any<float>(x, out); break;
+        case at::kDouble: relu_any<double>(x, out); break;
+        case at::kHalf: relu_any<c10::Half>(x, out); break;
+        case at::kBFloat16: relu_any<c10::BFloat16>(x, out); break;
         default:
             throw std::runtime_error(std::string("relu: argument 'x' has dtype ") + c10::toString(x.scalar_type()) +
                                         "; relu supports Half, BFloat16, Float and Double");
@@ -56,5 +93,9 @@ at::Tensor relu(at::Tensor const& input) {
 TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) { m.def("relu(Tensor x) -> Tensor"); }
 
 TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) { m.impl("relu", &relu); }
+
+#if defined(__CUDACC__)
+TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) { m.impl("relu", &relu); }
+#endif
 
 }  // namespace switchyard_examples

@@ -1,6 +1,7 @@
 // softplus: the showcase. One scalar function, one tag-constrained impl, and
-// every float dtype, both contiguities and any rank on the CPU (and CUDA once
-// compiled by nvcc). No device-, layout- or rank-specific code.
+// every float dtype, both contiguities and any rank on the CPU, and on CUDA
+// when nvcc compiles this file (cuda/softplus.cu). No device-, layout- or
+// rank-specific code.
 #include <switchyard/switchyard.h>
 #include <switchyard/torch.h>
 
@@ -48,7 +49,7 @@ struct softplus_op {
         });
     }
 
-    using space = sy::axes<sy::torch_cpu_device_axis, sy::torch_full_float_stype_axis, sy::full_contiguity_axis>;
+    using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis, sy::full_contiguity_axis>;
     using subspaces = sy::coverage<space>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&, double, double)>;
 };
@@ -84,7 +85,7 @@ struct softplus_backward_op {
 void softplus_out(at::Tensor const& x, double beta, double threshold, at::Tensor& out) {
     static auto const table = sy::dispatch_table_from_op<softplus_op>("softplus");
     sy::op_args const args("softplus", {{"x", x}, {"out", out}});
-    args.same_dtype().same_shape();
+    args.same_dtype().same_shape().no_overlap();
     table.select(args.dispatch_set())(args, beta, threshold);
 }
 
@@ -114,5 +115,13 @@ TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) {
     m.impl("softplus.out", &softplus_out);
     m.impl("softplus_backward", &softplus_backward);
 }
+
+#if defined(__CUDACC__)
+TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) {
+    m.impl("softplus", &softplus);
+    m.impl("softplus.out", &softplus_out);
+    m.impl("softplus_backward", &softplus_backward);
+}
+#endif
 
 }  // namespace switchyard_examples

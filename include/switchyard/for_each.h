@@ -1,9 +1,12 @@
 // for_each(tag, count, f): calls f(tag, i) once for every i in [0, count) on
 // the device the tag names. The one entry point for elementwise kernels:
 //
-//     for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE (auto, std::int64_t i) {
+//     for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE (Tag, std::int64_t i) {
 //         out[i] = switchyard::max(in[i], 0.0f);
 //     });
+//
+// (Name the tag's type in the functor's parameters: nvcc rejects generic
+// `auto` parameters in __host__ __device__ lambdas.)
 //
 // The tag's device value (device_kind, or any enum with a device_enum
 // mapping such as torch::DeviceType) picks the implementation; each lives in
@@ -16,6 +19,11 @@
 // views are contiguous and the kernel is branch-free (math.h). A tag that
 // holds scheduling::uniform uses a broadcast pool instead of work stealing.
 // The first exception a kernel throws is rethrown here.
+//
+// CUDA (when this file is compiled by nvcc): a grid-stride kernel on the
+// calling thread's current stream and device; see device/cuda/for_each.h.
+// The functor must be __host__ __device__ (SWITCHYARD_HOST_DEVICE), which
+// needs nvcc's --extended-lambda.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +34,9 @@
 #include "switchyard/core/enums.h"
 #include "switchyard/core/tag.h"
 #include "switchyard/device/cpu/for_each.h"
+#if defined(__CUDACC__)
+#include "switchyard/device/cuda/for_each.h"
+#endif
 
 namespace switchyard {
 
@@ -51,7 +62,7 @@ struct tag_device<sorted_tag<V...>> {
                   "with a device_enum mapping such as torch::DeviceType)");
     static constexpr device_kind value = [] {
         device_kind d = device_kind::cpu;
-        ((device_enum_type<value_type_of<V>> ? (d = to_core_device(V), 0) : 0), ...);
+        ((device_enum_type<value_type_of<V>> ? void(d = to_core_device(V)) : void()), ...);
         return d;
     }();
 };
@@ -77,8 +88,7 @@ void for_each(Tag tag, std::int64_t count, F const& f) {
         detail::cuda_for_each(tag, count, f);
 #else
         static_assert(device != device_kind::cuda,
-                      "for_each: the tag names device cuda, which needs this file compiled by nvcc with "
-                      "switchyard/device/cuda/for_each.h");
+                      "for_each: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
     } else {
         static_assert(device == device_kind::cpu || device == device_kind::cuda,

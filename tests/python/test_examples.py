@@ -12,7 +12,7 @@ import switchyard_examples as sx
 ops = torch.ops.switchyard_examples
 
 FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() and hasattr(ops.softplus, "default") else [])
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 def extremal(dtype, device):
@@ -69,8 +69,6 @@ def test_softplus_extremal_values(dtype, device):
 
 @pytest.mark.parametrize("rank,dtype,device", CASES)
 def test_relu_matches_torch(rank, dtype, device):
-    if device != "cpu":
-        pytest.skip("the relu baseline has a CPU kernel only")
     for name, x in layouts(rank, dtype, device, seed=10 + rank):
         torch.testing.assert_close(sx.relu(x), torch.relu(x), equal_nan=True, msg=lambda m: f"{name}: {m}")
     x = extremal(dtype, device)
@@ -91,20 +89,22 @@ def test_softplus_out(dtype, device):
     torch.testing.assert_close(out_t, F.softplus(x, 2.0, 5.0))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("in_dtype,out_dtype", list(itertools.product(FLOAT_DTYPES, FLOAT_DTYPES)))
-def test_scale_cast_and_lerp_cast(in_dtype, out_dtype):
-    x = torch.randn(5, 7, dtype=torch.float64).to(in_dtype)
-    y = torch.randn(5, 7, dtype=torch.float64).to(in_dtype)
+def test_scale_cast_and_lerp_cast(in_dtype, out_dtype, device):
+    x = torch.randn(5, 7, dtype=torch.float64).to(in_dtype).to(device)
+    y = torch.randn(5, 7, dtype=torch.float64).to(in_dtype).to(device)
     want = (x.to(torch.float64) * 1.5)
     torch.testing.assert_close(sx.scale_cast(x.t(), 1.5, out_dtype), want.t().to(out_dtype), rtol=2e-2, atol=1e-3)
     want_lerp = torch.lerp(x.to(torch.float64), y.to(torch.float64), 0.25)
     torch.testing.assert_close(ops.lerp_cast(x, y, 0.25, out_dtype), want_lerp.to(out_dtype), rtol=2e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_in_place_ops(dtype):
-    x = torch.randn(5, 7, dtype=torch.float64).to(dtype)
-    y = torch.randn(5, 7, dtype=torch.float64).to(dtype)
+def test_in_place_ops(dtype, device):
+    x = torch.randn(5, 7, dtype=torch.float64).to(dtype).to(device)
+    y = torch.randn(5, 7, dtype=torch.float64).to(dtype).to(device)
     want = (x.to(torch.float64) * -2.0).to(dtype)
     z = x.clone()
     assert sx.scale_(z, -2.0) is z
@@ -114,21 +114,23 @@ def test_in_place_ops(dtype):
     torch.testing.assert_close(a, torch.lerp(x, y, 0.5).t(), rtol=2e-2, atol=1e-2)
 
 
-def test_softplus_gradcheck():
-    x = (torch.randn(6, 5, dtype=torch.float64) * 4).requires_grad_()
+@pytest.mark.parametrize("device", DEVICES)
+def test_softplus_gradcheck(device):
+    x = (torch.randn(6, 5, dtype=torch.float64, device=device) * 4).requires_grad_()
     assert torch.autograd.gradcheck(lambda t: sx.softplus(t, 1.0, 20.0), (x,))
     assert torch.autograd.gradcheck(lambda t: sx.softplus(t, 2.0, 3.0), (x,))
     # above the threshold the derivative is exactly 1, as in PyTorch
-    x = torch.tensor([30.0, -1.0, 0.0, 10.0], dtype=torch.float64, requires_grad=True)
+    x = torch.tensor([30.0, -1.0, 0.0, 10.0], dtype=torch.float64, device=device, requires_grad=True)
     (g,) = torch.autograd.grad(sx.softplus(x, 2.0, 5.0).sum(), x)
     xr = x.detach().clone().requires_grad_()
     (gr,) = torch.autograd.grad(F.softplus(xr, 2.0, 5.0).sum(), xr)
     torch.testing.assert_close(g, gr)
 
 
-def test_opcheck():
-    x = torch.randn(3, 4, dtype=torch.float32)
-    y = torch.randn(3, 4, dtype=torch.float32)
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck(device):
+    x = torch.randn(3, 4, dtype=torch.float32, device=device)
+    y = torch.randn(3, 4, dtype=torch.float32, device=device)
     torch.library.opcheck(ops.softplus.default, (x.clone().requires_grad_(), 2.0, 5.0))
     torch.library.opcheck(ops.softplus.default, (x.t(), 1.0, 20.0))
     torch.library.opcheck(ops.softplus.out, (x, 1.0, 20.0), {"out": torch.empty_like(x)})
@@ -140,30 +142,57 @@ def test_opcheck():
     torch.library.opcheck(ops.lerp_.default, (x.clone(), y, 0.5))
 
 
-def test_torch_compile_fullgraph():
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_fullgraph(device):
     @torch.compile(fullgraph=True, backend="aot_eager")
     def f(x):
         return sx.softplus(x * 2, 1.0, 20.0) + 1
 
-    x = torch.randn(64, 32, requires_grad=True)
+    x = torch.randn(64, 32, device=device, requires_grad=True)
     out = f(x)
     torch.testing.assert_close(out, F.softplus(x * 2, 1.0, 20.0) + 1)
     out.sum().backward()
     assert x.grad is not None
 
 
-def test_bad_inputs_raise_runtime_errors_naming_op_and_argument():
-    x = torch.randn(3, 4)
+@pytest.mark.parametrize("device", DEVICES)
+def test_bad_inputs_raise_runtime_errors_naming_op_and_argument(device):
+    x = torch.randn(3, 4, device=device)
     with pytest.raises(RuntimeError, match=r"softplus.*dtype=Int is outside the table's space"):
-        sx.softplus(torch.ones(3, 4, dtype=torch.int32))
+        sx.softplus(torch.ones(3, 4, dtype=torch.int32, device=device))
     with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has dtype Double but 'x' has Float"):
-        sx.softplus(x, out=torch.empty(3, 4, dtype=torch.float64))
+        sx.softplus(x, out=torch.empty(3, 4, dtype=torch.float64, device=device))
     with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has shape \[4, 3\] but 'x' has \[3, 4\]"):
-        sx.softplus(x, out=torch.empty(4, 3))
+        sx.softplus(x, out=torch.empty(4, 3, device=device))
     with pytest.raises(RuntimeError, match=r"relu: argument 'x' has dtype Int"):
-        sx.relu(torch.ones(3, dtype=torch.int32))
+        sx.relu(torch.ones(3, dtype=torch.int32, device=device))
     with pytest.raises(RuntimeError, match=r"lerp_cast: argument 'b' has shape \[4\] but 'a' has \[3\]"):
-        ops.lerp_cast(torch.ones(3), torch.ones(4), 0.5, None)
+        ops.lerp_cast(torch.ones(3, device=device), torch.ones(4, device=device), 0.5, None)
+    # Outputs that cannot be written element by element.
+    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has internal overlap"):
+        ops.softplus.out(x, 1.0, 20.0, out=torch.empty(3, 1, device=device).expand(3, 4))
+    buf = torch.randn(13, device=device)
+    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' partially overlaps 'x'"):
+        ops.softplus.out(buf[:12].view(3, 4), 1.0, 20.0, out=buf[1:].view(3, 4))
+    with pytest.raises(RuntimeError, match=r"scale_: argument 'x' has internal overlap"):
+        ops.scale_(torch.ones(3, 1, device=device).expand(3, 4), 2.0)
+    with pytest.raises(RuntimeError, match=r"lerp_: argument 'a' partially overlaps 'b'"):
+        ops.lerp_(buf[1:], buf[:12], 0.5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_misaligned_and_in_place_outputs(device):
+    """Storage offsets of one element (misaligned for 16-byte vectors) and an
+    out= that is exactly the input both work."""
+    for dtype in FLOAT_DTYPES:
+        buf = torch.randn(4099, dtype=torch.float64).to(dtype=dtype, device=device)
+        x = buf[1:4098]
+        out = torch.empty(4100, dtype=dtype, device=device)[3:4100]
+        ops.softplus.out(x, 1.0, 20.0, out=out)
+        torch.testing.assert_close(out, F.softplus(x), msg=lambda m: f"{dtype}: {m}")
+        want = F.softplus(x)
+        ops.softplus.out(x, 1.0, 20.0, out=x)
+        torch.testing.assert_close(x, want, msg=lambda m: f"{dtype} in place: {m}")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device besides the CPU")
@@ -171,3 +200,31 @@ def test_tensors_on_different_devices():
     x = torch.randn(3, 4)
     with pytest.raises(RuntimeError, match=r"argument 'out' is on cuda:0 but 'x' is on cpu"):
         ops.softplus.out(x, 1.0, 20.0, out=torch.empty(3, 4, device="cuda"))
+    with pytest.raises(RuntimeError, match=r"argument 'out' is on cpu but 'x' is on cuda:0"):
+        ops.softplus.out(x.cuda(), 1.0, 20.0, out=torch.empty(3, 4))
+    with pytest.raises(RuntimeError, match=r"lerp_cast: argument 'b' is on cpu but 'a' is on cuda:0"):
+        ops.lerp_cast(x.cuda(), x, 0.5, None)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_tensors_on_two_gpus():
+    x = torch.randn(3, 4, device="cuda:0")
+    with pytest.raises(RuntimeError, match=r"argument 'out' is on cuda:1 but 'x' is on cuda:0"):
+        ops.softplus.out(x, 1.0, 20.0, out=torch.empty(3, 4, device="cuda:1"))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_runs_on_the_current_stream():
+    """The op is queued on PyTorch's current stream: it sees the add queued
+    before it there, although that stream is busy when the op is called (on
+    any other stream the op would run first and miss the add)."""
+    x = torch.randn(1 << 20, device="cuda")
+    out = torch.empty_like(x)
+    side = torch.cuda.Stream()  # non-blocking: does not sync with the default stream
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        x.add_(1.0)
+        ops.softplus.out(x, 1.0, 20.0, out=out)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out, F.softplus(x))

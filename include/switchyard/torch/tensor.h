@@ -10,10 +10,16 @@
 // RuntimeError like its own ops' argument checks (std::invalid_argument would
 // become ValueError):
 //   "softplus: argument 'out' is on cuda:1 but 'x' is on cpu"
+//
+// For CUDA tensors op_args also makes their device current and sets
+// switchyard's current CUDA stream to PyTorch's current stream on that device
+// (device/cuda/current_stream.h), until it is destroyed: construct it first
+// in the op, and for_each launches where PyTorch would.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <initializer_list>
 #include <optional>
@@ -24,8 +30,10 @@
 
 #include "switchyard/core/dispatch_set.h"
 #include "switchyard/core/enums.h"
+#include "switchyard/device/cuda/current_stream.h"
 #include "switchyard/torch/types.h"
 #include "switchyard/view/iteration_order.h"
+#include "switchyard/view/overlap.h"
 #include "switchyard/view/strided_ref.h"
 
 namespace switchyard {
@@ -72,7 +80,20 @@ public:
         }
         device_ = first.tensor.device().type();
         dtype_ = first.tensor.scalar_type();
+        if (device_ == c10::DeviceType::CUDA) {
+            c10::Device const device = first.tensor.device();
+            guard_.reset_device(device);
+            previous_stream_ = detail::current_cuda_stream_slot();
+            detail::current_cuda_stream_slot() =
+                c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle();
+            stream_set_ = true;
+        }
     }
+    ~op_args() {
+        if (stream_set_) detail::current_cuda_stream_slot() = previous_stream_;
+    }
+    op_args(op_args const&) = delete;
+    op_args& operator=(op_args const&) = delete;
 
     // Every tensor has the primary tensor's dtype (for ops whose outputs
     // match their input).
@@ -93,6 +114,24 @@ public:
                 fail(std::string("argument '") + refs_[i].name + "' has shape " + detail::shape_string(refs_[i]) +
                      " but '" + refs_[0].name + "' has " + detail::shape_string(refs_[0]));
         }
+        return *this;
+    }
+
+    // The tensor at `output` (by default the last one, the output by
+    // convention) can be written safely: it has no internal overlap (a
+    // dimension of size > 1 with stride 0) and is either exactly one of the
+    // other tensors (in place) or shares no memory with them.
+    op_args const& no_overlap(std::size_t output = max_args) const {
+        if (output >= count_) output = count_ - 1;
+        strided_ref const& out = refs_[output];
+        if (has_internal_overlap(out))
+            fail(std::string("argument '") + out.name +
+                 "' has internal overlap (a dimension of size > 1 with stride 0, as after expand); an output "
+                 "needs one element per index");
+        for (std::size_t i = 0; i < count_; ++i)
+            if (i != output && memory_overlap_of(out, refs_[i]) == memory_overlap::partial)
+                fail(std::string("argument '") + out.name + "' partially overlaps '" + refs_[i].name +
+                     "' in memory; pass either separate memory or exactly the same tensor (in place)");
         return *this;
     }
 
@@ -126,6 +165,9 @@ private:
     std::size_t count_ = 0;
     c10::DeviceType device_ = c10::DeviceType::CPU;
     c10::ScalarType dtype_ = c10::ScalarType::Float;
+    c10::OptionalDeviceGuard guard_;
+    void* previous_stream_ = nullptr;
+    bool stream_set_ = false;
 };
 
 // Makes the tensor's device current for the guard's lifetime (a no-op for

@@ -127,6 +127,13 @@ struct device_enum<c10::DeviceType> {
 using torch_cpu_cuda_device_axis = axis<c10::DeviceType::CPU, c10::DeviceType::CUDA>;
 using torch_cpu_device_axis = axis<c10::DeviceType::CPU>;
 using torch_cuda_device_axis = axis<c10::DeviceType::CUDA>;
+// The devices this translation unit can run for_each on: CPU and CUDA when
+// nvcc compiles it, CPU otherwise. Lets one op file serve both builds.
+#if defined(__CUDACC__)
+using torch_build_device_axis = torch_cpu_cuda_device_axis;
+#else
+using torch_build_device_axis = torch_cpu_device_axis;
+#endif
 using torch_full_float_stype_axis =
     axis<c10::ScalarType::Half, c10::ScalarType::BFloat16, c10::ScalarType::Float, c10::ScalarType::Double>;
 using torch_builtin_float_stype_axis = axis<c10::ScalarType::Float, c10::ScalarType::Double>;

@@ -5,6 +5,10 @@
 //     flat_out<device_kind::cpu, dtype::f32, contiguity::contiguous> out(y_ref);
 //     out[i] = f(in[i]);
 //
+// in[i] is the element's value, out[i] a reference to it. Memory read through
+// a flat_in must not be written at other indices during the same for_each
+// (view/load.h); in place, out[i] = f(in[i]) over the same memory, is fine.
+//
 // contiguity::contiguous: data[i], nothing else; the array must be row-major
 // contiguous, or dense in a shared iteration_order (iteration_order.h).
 // contiguity::strided: any sizes and strides (transposed, sliced, broadcast
@@ -30,6 +34,7 @@
 #include "switchyard/view/checks.h"
 #include "switchyard/view/fast_divide.h"
 #include "switchyard/view/iteration_order.h"
+#include "switchyard/view/load.h"
 #include "switchyard/view/stream_mark.h"
 #include "switchyard/view/strided_ref.h"
 
@@ -125,11 +130,18 @@ public:
     }
     SWITCHYARD_HOST_DEVICE pointer data() const noexcept { return data_; }
 
-    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE auto& operator[](std::int64_t i) const noexcept {
+    // flat_out: a reference to element i. flat_in: its value, read through
+    // load_input (view/load.h: read-only loads on CUDA).
+    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE decltype(auto) operator[](std::int64_t i) const noexcept {
+        pointer p = data_;
         if constexpr (C == contiguity::contiguous)
-            return data_[i];
+            p += i;
         else
-            return data_[layout_.offset(i)];
+            p += layout_.offset(i);
+        if constexpr (Writable)
+            return (*p);
+        else
+            return load_input(p);
     }
 
 private:

@@ -20,6 +20,7 @@
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/view/checks.h"
+#include "switchyard/view/load.h"
 #include "switchyard/view/strided_ref.h"
 
 namespace switchyard {
@@ -66,7 +67,7 @@ public:
     SWITCHYARD_HOST_DEVICE pointer data() const noexcept { return data_; }
 
     template <typename... I>
-    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE auto& operator()(I... index) const noexcept {
+    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE decltype(auto) operator()(I... index) const noexcept {
         static_assert(sizeof...(I) == Rank, "tensor view: pass exactly Rank indices");
         static_assert((std::is_integral_v<I> && ...), "tensor view: indices must be integers");
         std::int64_t const idx[stored] = {static_cast<std::int64_t>(index)...};
@@ -76,7 +77,10 @@ public:
         } else {
             for (int d = 0; d < Rank; ++d) offset += idx[d] * strides_[d];
         }
-        return data_[offset];
+        if constexpr (Writable)
+            return (data_[offset]);
+        else
+            return load_input(data_ + offset);
     }
 
 private:

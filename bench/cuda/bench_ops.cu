@@ -1,0 +1,113 @@
+// Helpers for bench/cuda_report.py, built on the GPU machine with
+// torch.utils.cpp_extension.load: relu written with switchyard (the example
+// relu is the hand-written baseline), and per-op host overhead measured from
+// C++ for our softplus.out and at::softplus_out.
+#include <switchyard/switchyard.h>
+#include <switchyard/torch.h>
+
+#include <ATen/ops/softplus.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/extension.h>
+
+#include <chrono>
+#include <cstdint>
+
+namespace sy = switchyard;
+
+struct relu_op {
+    template <typename Tag>
+        requires sy::with_type<Tag, at::DeviceType> && sy::with_type<Tag, at::ScalarType> &&
+                 sy::with_type<Tag, sy::contiguity>
+    static void op(Tag tag, sy::op_args const& args) {
+        constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
+        constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});
+        constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
+        using scalar_t = sy::torch_scalar_cpp_type_t<stype>;
+        using compute_t = sy::torch_compute_type_t<stype>;
+        auto const order = args.order();
+        sy::flat_in<dev, stype, contig> const in(args.ref(0), order);
+        sy::flat_out<dev, stype, contig> const out(args.ref(1), order);
+        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
+            out[i] = static_cast<scalar_t>(sy::max(static_cast<compute_t>(in[i]), compute_t(0)));
+        });
+    }
+    using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis, sy::full_contiguity_axis>;
+    using subspaces = sy::coverage<space>;
+    using dispatcher = sy::dispatch_table<space, void(sy::op_args const&)>;
+};
+
+void relu_out(at::Tensor const& x, at::Tensor& out) {
+    static auto const table = sy::dispatch_table_from_op<relu_op>("relu_out");
+    sy::op_args const args("relu_out", {{"x", x}, {"out", out}});
+    args.same_dtype().same_shape().no_overlap();
+    table.select(args.dispatch_set())(args);
+}
+
+// softplus (beta 1, threshold 20) over contiguous tensors with a chosen way
+// of warming tiles (device/cuda/for_each.h), to compare the four.
+template <int Warm, at::ScalarType S>
+void softplus_warm_impl(at::Tensor const& x, at::Tensor& out) {
+    using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
+    using scalar_t = sy::torch_scalar_cpp_type_t<S>;
+    using compute_t = sy::torch_compute_type_t<S>;
+    sy::op_args const args("softplus_warm", {{"x", x}, {"out", out}});
+    sy::flat_in<at::kCUDA, S, sy::contiguity::contiguous> const in(args.ref(0));
+    sy::flat_out<at::kCUDA, S, sy::contiguity::contiguous> const o(args.ref(1));
+    int device = 0;
+    cudaGetDevice(&device);
+    sy::detail::cuda_for_each_launch<Warm>(
+        tag{}, 0, o.size(),
+        [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
+            compute_t const v = static_cast<compute_t>(in[i]);
+            o[i] = static_cast<scalar_t>(sy::select(v > compute_t(20), v, sy::softplus(v)));
+        },
+        device, static_cast<cudaStream_t>(sy::cuda_current_stream_handle()));
+}
+
+template <int Warm>
+void softplus_warm_dtype(at::Tensor const& x, at::Tensor& out) {
+    switch (x.scalar_type()) {
+        case at::kFloat: return softplus_warm_impl<Warm, at::kFloat>(x, out);
+        case at::kBFloat16: return softplus_warm_impl<Warm, at::kBFloat16>(x, out);
+        case at::kHalf: return softplus_warm_impl<Warm, at::kHalf>(x, out);
+        case at::kDouble: return softplus_warm_impl<Warm, at::kDouble>(x, out);
+        default: TORCH_CHECK(false, "softplus_warm: float dtypes only");
+    }
+}
+
+void softplus_warm(at::Tensor const& x, at::Tensor& out, int64_t warm) {
+    TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.is_cuda(), "softplus_warm: contiguous CUDA tensors");
+    switch (warm) {
+        case 0: return softplus_warm_dtype<0>(x, out);
+        case 1: return softplus_warm_dtype<1>(x, out);
+        case 2: return softplus_warm_dtype<2>(x, out);
+        default: return softplus_warm_dtype<3>(x, out);
+    }
+}
+
+// Seconds per call of `iters` calls, from C++ through the dispatcher (ours)
+// or ATen's function (PyTorch), including the final synchronize.
+double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, bool ours) {
+    auto const op = c10::Dispatcher::singleton()
+                        .findSchemaOrThrow("switchyard_examples::softplus", "out")
+                        .typed<void(at::Tensor const&, double, double, at::Tensor&)>();
+    auto call = [&] {
+        if (ours)
+            op.call(x, 1.0, 20.0, out);
+        else
+            at::softplus_out(out, x, 1.0, 20.0);
+    };
+    for (int i = 0; i < 100; ++i) call();
+    at::cuda::getCurrentCUDAStream().synchronize();
+    auto const start = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < iters; ++i) call();
+    at::cuda::getCurrentCUDAStream().synchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / static_cast<double>(iters);
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.def("relu_out", &relu_out);
+    m.def("softplus_warm", &softplus_warm);
+    m.def("host_overhead", &host_overhead);
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""CUDA benchmarks in one command, for a machine with a GPU and CUDA PyTorch:
+
+    python3 bench/cuda_report.py            # builds what it needs, then measures
+
+softplus (the example op) and relu (switchyard's for_each, bench/cuda/bench_ops.cu)
+against PyTorch's own kernels (aten softplus.out, clamp_min(0, out=)) for
+f32, bf16, f16, f64 at 2^20, 2^24, 2^28 elements, contiguous and transposed,
+each as a percentage of the same run's copy bandwidth (out.copy_(x), same
+dtype and size) and as PyTorch's time over ours; and the host overhead per
+call of a 1024-element softplus.out from C++ (ours through the dispatcher,
+PyTorch's at::softplus_out). Times are CUDA-event medians over repeated
+launches into preallocated outputs. Prints bench/report-style lines with
+cuda_ metric names; the target lines end in PASS or FAIL.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def build():
+    ext = REPO / "examples" / "python"
+    env = dict(os.environ, SWITCHYARD_EXAMPLES_CUDA="1", MAX_JOBS=os.environ.get("MAX_JOBS", "16"))
+    subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=ext, env=env, check=True)
+    sys.path.insert(0, str(ext))
+    import switchyard_examples  # noqa: F401
+    from torch.utils.cpp_extension import load
+
+    return load(
+        name="switchyard_cuda_bench",
+        sources=[str(REPO / "bench" / "cuda" / "bench_ops.cu")],
+        extra_include_paths=[str(REPO / "include")],
+        extra_cflags=["-std=c++20", "-O3"],
+        extra_cuda_cflags=["-std=c++20", "-O3", "--extended-lambda", "--expt-relaxed-constexpr"],
+        verbose=False,
+    )
+
+
+def time_ms(fn, repeats):
+    """Median of `repeats` samples; each sample times enough back-to-back
+    launches to last about 1 ms or more."""
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    once = max(start.elapsed_time(stop), 1e-3)
+    inner = max(1, min(200, int(2.0 / once)))
+    samples = []
+    for _ in range(repeats):
+        start.record()
+        for _ in range(inner):
+            fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / inner)
+    return statistics.median(samples)
+
+
+def main():
+    bench = build()
+    ops = torch.ops.switchyard_examples
+    dtypes = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
+    repeats = 15
+    print(f"# device: {torch.cuda.get_device_name()}, torch {torch.__version__}, CUDA {torch.version.cuda}")
+    results = {}
+    for log2n in (20, 24, 28):
+        n = 1 << log2n
+        side = 1 << (log2n // 2)
+        for dname, dtype in dtypes.items():
+            x = torch.randn(n, device="cuda", dtype=torch.float32).to(dtype)
+            out = torch.empty_like(x)
+            copy_ms = time_ms(lambda: out.copy_(x), repeats)
+            bytes_moved = 2 * n * x.element_size()
+            copy_gbs = bytes_moved / copy_ms / 1e6
+            for layout in ("contiguous", "transposed"):
+                xin = x if layout == "contiguous" else x.view(side, side).t()
+                o = out if layout == "contiguous" else out.view(side, side).t()
+                cases = {
+                    "softplus": (lambda: ops.softplus.out(xin, 1.0, 20.0, out=o),
+                                 lambda: torch.ops.aten.softplus.out(xin, 1.0, 20.0, out=o)),
+                    "relu": (lambda: bench.relu_out(xin, o), lambda: torch.clamp_min(xin, 0, out=o)),
+                }
+                for op, (ours, theirs) in cases.items():
+                    ours_ms = time_ms(ours, repeats)
+                    torch_ms = time_ms(theirs, repeats)
+                    key = (op, dname, log2n, layout)
+                    results[key] = (ours_ms, torch_ms, copy_gbs, bytes_moved)
+                    pct = 100 * bytes_moved / ours_ms / 1e6 / copy_gbs
+                    pct_torch = 100 * bytes_moved / torch_ms / 1e6 / copy_gbs
+                    print(f"# cuda {op} {dname} 2^{log2n} {layout}: ours {ours_ms * 1e3:.1f} us ({pct:.1f}% of copy), "
+                          f"torch {torch_ms * 1e3:.1f} us ({pct_torch:.1f}%), torch/ours {torch_ms / ours_ms:.3f}, "
+                          f"copy {copy_gbs:.0f} GB/s", flush=True)
+            del x, out
+            torch.cuda.empty_cache()
+
+    # How tiles are warmed (device/cuda/for_each.h, SWITCHYARD_CUDA_WARM):
+    # 0 none, 1 prefetch.global.L2, 2 16-byte loads, 3 prefetch.global.L1.
+    for dname, dtype in dtypes.items():
+        n = 1 << 28
+        x = torch.randn(n, device="cuda", dtype=torch.float32).to(dtype)
+        out = torch.empty_like(x)
+        copy_ms = time_ms(lambda: out.copy_(x), repeats)
+        line = []
+        for warm in range(4):
+            ms = time_ms(lambda: bench.softplus_warm(x, out, warm), repeats)
+            line.append(f"warm={warm} {100 * copy_ms / ms:.1f}%")
+        print(f"# cuda softplus {dname} 2^28 by warming mode, % of copy: {', '.join(line)}", flush=True)
+        del x, out
+        torch.cuda.empty_cache()
+
+    small = torch.randn(1024, device="cuda")
+    small_out = torch.empty_like(small)
+    iters = 20000
+    ours_us = 1e6 * min(bench.host_overhead(small, small_out, iters, True) for _ in range(3))
+    torch_us = 1e6 * min(bench.host_overhead(small, small_out, iters, False) for _ in range(3))
+    print(f"# cuda host overhead, softplus.out of 1024 f32 from C++: ours {ours_us:.2f} us, "
+          f"at::softplus_out {torch_us:.2f} us per call")
+
+    def pct(op, d, log2n=28, layout="contiguous"):
+        ours_ms, _, copy_gbs, moved = results[(op, d, log2n, layout)]
+        return 100 * moved / ours_ms / 1e6 / copy_gbs
+
+    def ratio(op, d, log2n, layout):
+        ours_ms, torch_ms, _, _ = results[(op, d, log2n, layout)]
+        return torch_ms / ours_ms
+
+    targets = [
+        ("cuda_softplus_f32_pct_copy", pct("softplus", "f32"), 95.0, True),
+        ("cuda_softplus_bf16_pct_copy", pct("softplus", "bf16"), 95.0, True),
+        ("cuda_softplus_f16_pct_copy", pct("softplus", "f16"), 95.0, True),
+        ("cuda_softplus_f64_pct_copy", pct("softplus", "f64"), 90.0, True),
+        ("cuda_softplus_f32_transposed_vs_torch", ratio("softplus", "f32", 24, "transposed"), 0.95, True),
+        ("cuda_host_overhead_ours_over_torch", ours_us / torch_us, 1.0, False),
+    ]
+    for d in dtypes:
+        print(f"cuda_softplus_{d}_vs_torch_2^28 {ratio('softplus', d, 28, 'contiguous'):.3f} (informational)")
+        print(f"cuda_relu_{d}_pct_copy_2^28 {pct('relu', d):.1f} (informational)")
+    failed = 0
+    for name, value, goal, higher in targets:
+        ok = value >= goal if higher else value <= goal
+        failed += not ok
+        print(f"{name} {value:.3f} {'>=' if higher else '<='}{goal:g} {'PASS' if ok else 'FAIL'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+// nvcc builds the same op file: for_each then runs on CUDA too and the
+// file registers its CUDA kernels (see relu.cpp).
+#include "../relu.cpp"

@@ -1,0 +1,327 @@
+// CUDA tests, run on a GPU machine (CI compiles them only): cuda_device,
+// for_each on CUDA for every dtype, aligned and misaligned, contiguous and
+// strided, tails, 64-bit counts, block sizes, streams, several devices, and
+// math in device code against long double references. Exits 77 (ctest: skipped) when no
+// GPU is visible; prints each failure and exits 1 if any.
+// SWITCHYARD_CUDA_TEST_UNDER_SANITIZER=1 skips the 2^31-element case
+// (compute-sanitizer slows kernels down a hundredfold) and the checks that
+// provoke CUDA errors on purpose (out of memory, a bad device), which the
+// sanitizer would report.
+#include <switchyard/device/cuda.h>
+#include <switchyard/device/cuda/multi_gpu.h>
+#include <switchyard/switchyard.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::device_kind;
+using sy::dtype;
+using cuda_tag = sy::tag<device_kind::cuda>;
+
+namespace {
+
+int failures = 0;
+int checks = 0;
+bool const under_sanitizer = std::getenv("SWITCHYARD_CUDA_TEST_UNDER_SANITIZER") != nullptr;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        ++checks;                                                                    \
+        if (!(cond)) {                                                               \
+            ++failures;                                                              \
+            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);              \
+        }                                                                            \
+    } while (0)
+
+template <typename F>
+std::string message_of(F&& f) {
+    try {
+        f();
+    } catch (std::exception const& e) {
+        return e.what();
+    }
+    return "(no exception)";
+}
+
+bool contains(std::string const& s, char const* part) { return s.find(part) != std::string::npos; }
+
+void test_device() {
+    sy::cuda_device dev{0};
+    CHECK(dev.name() == "cuda:0");
+    CHECK(dev.alloc(0) == nullptr);
+    dev.free(nullptr);
+    std::vector<int> host(1000), back(1000, -1);
+    for (int i = 0; i < 1000; ++i) host[i] = i * 3;
+    void* p = dev.alloc(1000 * sizeof(int));
+    dev.copy_from_host(p, host.data(), 1000 * sizeof(int));
+    dev.copy_to_host(back.data(), p, 1000 * sizeof(int));
+    dev.sync();
+    dev.free(p);
+    CHECK(back == host);
+
+    std::string const bad = message_of([] { sy::cuda_device d{999}; });
+    CHECK(contains(bad, "ordinal 999 is out of range"));
+    if (under_sanitizer) return;
+    std::string const oom = message_of([&] { dev.alloc(std::size_t{1} << 50); });
+    CHECK(contains(oom, "cuda:0: out of memory allocating 1125899906842624 bytes"));
+    // The device is still usable afterwards.
+    void* q = dev.alloc(64);
+    dev.free(q);
+    dev.sync();
+    std::string const call = message_of([] { sy::cuda_check(cudaSetDevice(12345), "cudaSetDevice", "test"); });
+    CHECK(contains(call, "cudaSetDevice failed (test): cudaErrorInvalidDevice"));
+    cudaGetLastError();
+}
+
+// out = in * 2 + 1 in the compute type, one impl for every dtype and layout.
+template <dtype D, sy::contiguity C, typename Tag = sy::tag<device_kind::cuda>>
+void affine(sy::strided_ref const& in_ref, sy::strided_ref const& out_ref) {
+    using storage = sy::dtype_storage_t<D>;
+    using compute = sy::dtype_compute_t<D>;
+    auto const order = sy::iteration_order_of(out_ref, in_ref);
+    sy::flat_in<device_kind::cuda, D, C> const in(in_ref, order);
+    sy::flat_out<device_kind::cuda, D, C> const out(out_ref, order);
+    sy::for_each(Tag{}, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
+        out[i] = static_cast<storage>(static_cast<compute>(in[i]) * compute(2) + compute(1));
+    });
+}
+
+template <dtype D>
+void test_dtype(char const* name) {
+    using storage = sy::dtype_storage_t<D>;
+    using compute = sy::dtype_compute_t<D>;
+    sy::cuda_device dev{0};
+    for (std::int64_t n : {std::int64_t{1}, std::int64_t{255}, std::int64_t{2048}, std::int64_t{2049},
+                           std::int64_t{(1 << 20) + 3}}) {
+        for (std::int64_t shift : {0, 1, 3}) {  // misaligned starts
+            std::vector<storage> host(static_cast<std::size_t>(n + shift)), back(static_cast<std::size_t>(n + shift));
+            for (std::int64_t i = 0; i < n + shift; ++i) host[i] = static_cast<storage>(static_cast<compute>(i % 61));
+            std::size_t const bytes = host.size() * sizeof(storage);
+            auto* in = static_cast<storage*>(dev.alloc(bytes));
+            auto* out = static_cast<storage*>(dev.alloc(bytes));
+            dev.copy_from_host(in, host.data(), bytes);
+            auto const x = sy::strided_ref::contiguous(in + shift, D, device_kind::cuda, {n}, "x");
+            auto const y = sy::strided_ref::contiguous(out + shift, D, device_kind::cuda, {n}, "y");
+            affine<D, sy::contiguity::contiguous>(x, y);
+            dev.copy_to_host(back.data(), out, bytes);
+            bool ok = true;
+            for (std::int64_t i = 0; i < n; ++i) {
+                storage const expect = static_cast<storage>(static_cast<compute>(host[shift + i]) * compute(2) + compute(1));
+                ok = ok && static_cast<double>(static_cast<compute>(back[shift + i])) == static_cast<double>(static_cast<compute>(expect));
+            }
+            if (!ok) std::printf("  dtype %s, n %lld, shift %lld\n", name, static_cast<long long>(n), static_cast<long long>(shift));
+            CHECK(ok);
+            dev.free(in);
+            dev.free(out);
+        }
+    }
+    // Transposed input into a row-major output: the strided path.
+    std::int64_t const rows = 300, cols = 77, n = rows * cols;
+    std::vector<storage> host(n), back(n);
+    for (std::int64_t i = 0; i < n; ++i) host[i] = static_cast<storage>(static_cast<compute>(i % 31));
+    auto* in = static_cast<storage*>(dev.alloc(n * sizeof(storage)));
+    auto* out = static_cast<storage*>(dev.alloc(n * sizeof(storage)));
+    dev.copy_from_host(in, host.data(), n * sizeof(storage));
+    auto const xt = sy::strided_ref::make(in, D, device_kind::cuda, {cols, rows}, {1, cols}, "xt");
+    auto const y = sy::strided_ref::contiguous(out, D, device_kind::cuda, {cols, rows}, "y");
+    affine<D, sy::contiguity::strided>(xt, y);
+    dev.copy_to_host(back.data(), out, n * sizeof(storage));
+    bool ok = true;
+    for (std::int64_t c = 0; c < cols; ++c)
+        for (std::int64_t r = 0; r < rows; ++r) {
+            storage const expect = static_cast<storage>(static_cast<compute>(host[r * cols + c]) * compute(2) + compute(1));
+            ok = ok && static_cast<double>(static_cast<compute>(back[c * rows + r])) == static_cast<double>(static_cast<compute>(expect));
+        }
+    CHECK(ok);
+    dev.free(in);
+    dev.free(out);
+}
+
+void test_block_sizes_and_streams() {
+    sy::cuda_device dev{0};
+    std::int64_t const n = 100003;
+    std::vector<float> host(n), back(n);
+    for (std::int64_t i = 0; i < n; ++i) host[i] = static_cast<float>(i % 97);
+    auto* in = static_cast<float*>(dev.alloc(n * sizeof(float)));
+    auto* out = static_cast<float*>(dev.alloc(n * sizeof(float)));
+    dev.copy_from_host(in, host.data(), n * sizeof(float));
+    auto const x = sy::strided_ref::contiguous(in, dtype::f32, device_kind::cuda, {n}, "x");
+    auto const y = sy::strided_ref::contiguous(out, dtype::f32, device_kind::cuda, {n}, "y");
+    auto const verify = [&] {
+        dev.copy_to_host(back.data(), out, n * sizeof(float));
+        bool ok = true;
+        for (std::int64_t i = 0; i < n; ++i) ok = ok && back[i] == host[i] * 2 + 1;
+        cudaMemset(out, 0, n * sizeof(float));
+        return ok;
+    };
+    affine<dtype::f32, sy::contiguity::contiguous, sy::tag<device_kind::cuda, sy::block_dim::b32>>(x, y);
+    CHECK(verify());
+    affine<dtype::f32, sy::contiguity::contiguous, sy::tag<device_kind::cuda, sy::block_dim::b128>>(x, y);
+    CHECK(verify());
+    affine<dtype::f32, sy::contiguity::contiguous, sy::tag<device_kind::cuda, sy::block_dim::b1024>>(x, y);
+    CHECK(verify());
+
+    cudaStream_t stream = nullptr;
+    sy::cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    {
+        sy::cuda_stream_scope const scope(stream);
+        CHECK(sy::cuda_current_stream_handle() == stream);
+        affine<dtype::f32, sy::contiguity::contiguous>(x, y);
+        sy::cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    }
+    CHECK(sy::cuda_current_stream_handle() == nullptr);
+    CHECK(verify());
+    cudaStreamDestroy(stream);
+
+    // Several devices: {0, 0} runs two slices on this GPU (events, restore).
+    int const devices[] = {0, 0};
+    sy::flat_in<device_kind::cuda, dtype::f32, sy::contiguity::contiguous> const vin(x);
+    sy::flat_out<device_kind::cuda, dtype::f32, sy::contiguity::contiguous> const vout(y);
+    sy::for_each_on_cuda_devices(devices, sy::tag<device_kind::cuda>{}, n,
+                                 [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) { vout[i] = vin[i] * 2 + 1; });
+    int current = -1;
+    cudaGetDevice(&current);
+    CHECK(current == 0);
+    CHECK(verify());
+    std::string const empty = message_of([&] {
+        sy::for_each_on_cuda_devices(std::span<int const>{}, sy::tag<device_kind::cuda>{}, n,
+                                     [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) { vout[i] = 0; });
+    });
+    CHECK(contains(empty, "the device list is empty"));
+    int const missing[] = {0, 77};
+    std::string const bad = message_of([&] {
+        sy::for_each_on_cuda_devices(missing, sy::tag<device_kind::cuda>{}, n,
+                                     [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) { vout[i] = 0; });
+    });
+    CHECK(contains(bad, "device 77 is not one of the"));
+    dev.free(in);
+    dev.free(out);
+}
+
+// A count above 2^31: indices must not wrap.
+void test_64bit_count() {
+    sy::cuda_device dev{0};
+    std::int64_t const n = (std::int64_t{1} << 31) + 4099;
+    auto* out = static_cast<std::uint8_t*>(dev.alloc(static_cast<std::size_t>(n)));
+    auto const y = sy::strided_ref::contiguous(out, dtype::u8, device_kind::cuda, {n}, "y");
+    sy::flat_out<device_kind::cuda, dtype::u8, sy::contiguity::contiguous> const o(y);
+    sy::for_each(sy::tag<device_kind::cuda>{}, n,
+                 [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) { o[i] = static_cast<std::uint8_t>((i >> 20) ^ i); });
+    std::vector<std::uint8_t> tail(8192);
+    dev.copy_to_host(tail.data(), out + (n - 8192), 8192);
+    bool ok = true;
+    for (std::int64_t k = 0; k < 8192; ++k) {
+        std::int64_t const i = n - 8192 + k;
+        ok = ok && tail[k] == static_cast<std::uint8_t>((i >> 20) ^ i);
+    }
+    CHECK(ok);
+    dev.free(out);
+}
+
+// Math in device code keeps the library's contract: within 2 ulp of the
+// correctly rounded result (long double reference on the host; ulp of the
+// reference, subnormal spacing below the normal range, as tests/test_math.cpp).
+long double ref_math(int f, long double x) {
+    switch (f) {
+        case 0: return std::exp(x);
+        case 1: return std::expm1(x);
+        case 2: return x < 0 ? NAN : std::log(x);
+        case 3: return x < -1 ? NAN : std::log1p(x);
+        case 4: return std::tanh(x);
+        case 5: return 1.0L / (1.0L + std::exp(-x));
+        case 6: return std::max(x, 0.0L) + std::log1p(std::exp(-std::fabs(x)));
+        default: return x < 0 ? NAN : std::sqrt(x);
+    }
+}
+
+double ulp_error(float got, long double ref) {
+    if (std::isnan(ref) || std::isnan(got)) return std::isnan(ref) && std::isnan(got) ? 0.0 : 1e9;
+    if (std::isinf(got) || std::isinf(ref) || ref > 3.4028234663852886e38L || ref < -3.4028234663852886e38L)
+        return (std::isinf(got) && std::fabs(ref) >= 3.4028235677973366e38L && (got > 0) == (ref > 0)) ||
+                       static_cast<long double>(got) == ref
+                   ? 0.0
+                   : 1e9;
+    int e = 0;
+    std::frexp(ref, &e);  // |ref| in [2^(e-1), 2^e)
+    int const exponent = std::max(e - 1, -126);
+    long double const ulp = std::ldexp(1.0L, exponent - 23);
+    return static_cast<double>(std::fabs(static_cast<long double>(got) - ref) / ulp);
+}
+
+void test_math_on_device() {
+    sy::cuda_device dev{0};
+    std::int64_t const n = 1 << 20;
+    std::vector<float> host(n);
+    for (std::int64_t i = 0; i < n; ++i) host[i] = -110.0f + 220.0f * static_cast<float>(i) / n;
+    host[0] = INFINITY, host[1] = -INFINITY, host[2] = NAN, host[3] = 0.0f, host[4] = -0.0f, host[5] = 1e-40f;
+    constexpr int functions = 8;
+    char const* names[functions] = {"exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus", "sqrt"};
+    auto* in = static_cast<float*>(dev.alloc(n * sizeof(float)));
+    auto* out = static_cast<float*>(dev.alloc(functions * n * sizeof(float)));
+    dev.copy_from_host(in, host.data(), n * sizeof(float));
+    auto const x = sy::strided_ref::contiguous(in, dtype::f32, device_kind::cuda, {n}, "x");
+    auto const y = sy::strided_ref::contiguous(out, dtype::f32, device_kind::cuda, {functions, n}, "y");
+    sy::flat_in<device_kind::cuda, dtype::f32, sy::contiguity::contiguous> const vin(x);
+    sy::tensor_out<device_kind::cuda, dtype::f32, 2, sy::contiguity::contiguous> const vout(y);
+    sy::for_each(cuda_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) {
+        float const v = vin[i];
+        vout(0, i) = sy::exp(v);
+        vout(1, i) = sy::expm1(v);
+        vout(2, i) = sy::log(v);
+        vout(3, i) = sy::log1p(v);
+        vout(4, i) = sy::tanh(v);
+        vout(5, i) = sy::sigmoid(v);
+        vout(6, i) = sy::softplus(v);
+        vout(7, i) = sy::sqrt(v);
+    });
+    std::vector<float> back(functions * n);
+    dev.copy_to_host(back.data(), out, back.size() * sizeof(float));
+    int bad = 0;
+    for (int f = 0; f < functions; ++f) {
+        double worst = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            double const err = ulp_error(back[f * n + i], ref_math(f, host[i]));
+            worst = std::max(worst, err);
+            if (err > 2.0 && bad++ < 5)
+                std::printf("  %s(%a): device %a, %.2f ulp\n", names[f], host[i], back[f * n + i], err);
+        }
+        std::printf("  device %-8s max %.3f ulp\n", names[f], worst);
+    }
+    CHECK(bad == 0);
+    dev.free(in);
+    dev.free(out);
+}
+
+}  // namespace
+
+int main() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        std::printf("no CUDA device visible: skipped\n");
+        return 77;
+    }
+    try {
+        test_device();
+        test_dtype<dtype::f32>("f32");
+        test_dtype<dtype::f64>("f64");
+        test_dtype<dtype::f16>("f16");
+        test_dtype<dtype::bf16>("bf16");
+        test_dtype<dtype::i32>("i32");
+        test_dtype<dtype::u8>("u8");
+        test_block_sizes_and_streams();
+        if (!under_sanitizer) test_64bit_count();
+        test_math_on_device();
+    } catch (std::exception const& e) {
+        std::printf("FAIL: unexpected exception: %s\n", e.what());
+        return 1;
+    }
+    std::printf("%d checks, %d failed\n", checks, failures);
+    return failures == 0 ? 0 : 1;
+}
