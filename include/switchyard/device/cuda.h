@@ -54,7 +54,7 @@ public:
         void* p = nullptr;
         cudaError_t const status = cudaMallocAsync(&p, bytes, stream_);
         if (status == cudaErrorMemoryAllocation) {
-            cudaGetLastError();  // clear the sticky-free error state
+            cudaGetLastError();  // reset the recorded last error; the device stays usable
             std::size_t free_bytes = 0, total_bytes = 0;
             cudaMemGetInfo(&free_bytes, &total_bytes);
             throw cuda_error(name_ + ": out of memory allocating " + std::to_string(bytes) + " bytes (" +

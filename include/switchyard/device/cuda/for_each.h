@@ -11,15 +11,16 @@
 //
 // Each block walks tiles of block * 8 elements; thread t runs the functor on
 // elements tile + t, tile + t + block, ... (coalesced: a warp touches
-// consecutive elements). Before a full tile, the block loads the tile's bytes
-// of every contiguous view the functor reads as 16-byte vectors (views are
-// found in the closure, view/stream_mark.h). Those loads have no
-// dependencies, so each thread keeps several in flight and the functor's own
-// loads then hit L1; without them a thread waits a full memory latency per
-// element (a store may alias the next load, so the compiler cannot hoist
-// it), and scalar 2-byte elements reach about half of the copy bandwidth.
-// The functor's own accesses stay exactly as written: tails, misaligned and
-// strided views need no special code.
+// consecutive elements). Input views read through ld.global.nc
+// (view/load.h), so ptxas issues the thread's 8 loads before its stores and
+// several stay in flight; that, not the warming below, is what brought relu
+// over 2^28 elements on an H200 from 63% to 83% of copy bandwidth (f32) and
+// from 39% to 75% (bf16). Before a full tile the block also warms the tile's
+// bytes of every contiguous input view found in the closure
+// (view/stream_mark.h); measured, it changes little. The functor's own
+// accesses stay exactly as written: tails, misaligned and strided views need
+// no special code. There is no 16-byte load/store path feeding the functor
+// yet (docs/cuda.md).
 #pragma once
 
 #include <cuda_runtime.h>
