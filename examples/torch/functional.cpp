@@ -103,16 +103,15 @@ TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) {
     m.def("lerp_(Tensor(a!) a, Tensor b, float weight) -> ()");
 }
 
-TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) {
+// The same kernels serve every device this file was compiled for.
+static void register_lerp_cast_kernels(torch::Library& m) {
     m.impl("lerp_cast", &lerp_cast);
     m.impl("lerp_", &lerp_);
 }
 
+TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) { register_lerp_cast_kernels(m); }
 #if defined(__CUDACC__)
-TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) {
-    m.impl("lerp_cast", &lerp_cast);
-    m.impl("lerp_", &lerp_);
-}
+TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) { register_lerp_cast_kernels(m); }
 #endif
 
 }  // namespace switchyard_examples

@@ -103,16 +103,15 @@ TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) {
     m.def("scale_(Tensor(a!) x, float alpha) -> ()");
 }
 
-TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) {
+// The same kernels serve every device this file was compiled for.
+static void register_scale_cast_kernels(torch::Library& m) {
     m.impl("scale_cast", &scale_cast);
     m.impl("scale_", &scale_);
 }
 
+TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) { register_scale_cast_kernels(m); }
 #if defined(__CUDACC__)
-TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) {
-    m.impl("scale_cast", &scale_cast);
-    m.impl("scale_", &scale_);
-}
+TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) { register_scale_cast_kernels(m); }
 #endif
 
 }  // namespace switchyard_examples

@@ -110,18 +110,16 @@ TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) {
     m.def("softplus_backward(Tensor grad, Tensor x, float beta, float threshold) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) {
+// The same kernels serve every device this file was compiled for.
+static void register_softplus_kernels(torch::Library& m) {
     m.impl("softplus", &softplus);
     m.impl("softplus.out", &softplus_out);
     m.impl("softplus_backward", &softplus_backward);
 }
 
+TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) { register_softplus_kernels(m); }
 #if defined(__CUDACC__)
-TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) {
-    m.impl("softplus", &softplus);
-    m.impl("softplus.out", &softplus_out);
-    m.impl("softplus_backward", &softplus_backward);
-}
+TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) { register_softplus_kernels(m); }
 #endif
 
 }  // namespace switchyard_examples
