@@ -83,17 +83,9 @@ public:
         if (device_ == c10::DeviceType::CUDA) {
             c10::Device const device = first.tensor.device();
             guard_.reset_device(device);
-            previous_stream_ = detail::current_cuda_stream_slot();
-            detail::current_cuda_stream_slot() =
-                c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle();
-            stream_set_ = true;
+            stream_.emplace(c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle());
         }
     }
-    ~op_args() {
-        if (stream_set_) detail::current_cuda_stream_slot() = previous_stream_;
-    }
-    op_args(op_args const&) = delete;
-    op_args& operator=(op_args const&) = delete;
 
     // Every tensor has the primary tensor's dtype (for ops whose outputs
     // match their input).
@@ -166,8 +158,7 @@ private:
     c10::DeviceType device_ = c10::DeviceType::CPU;
     c10::ScalarType dtype_ = c10::ScalarType::Float;
     c10::OptionalDeviceGuard guard_;
-    void* previous_stream_ = nullptr;
-    bool stream_set_ = false;
+    std::optional<cuda_stream_scope> stream_;  // after guard_: restored first
 };
 
 // Makes the tensor's device current for the guard's lifetime (a no-op for
