@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -50,21 +51,14 @@ public:
 
     template <class F>
     void parallel_for(std::int64_t begin, std::int64_t end, parallel_hint hint, F&& f) {
-        static_assert(std::is_invocable_v<F&, std::int64_t, std::int64_t>,
-                      "parallel_for: f must be callable as f(std::int64_t chunk_begin, std::int64_t chunk_end)");
-        if (end <= begin) return;
+        std::optional<chunk_plan> const plan = detail::plan_or_run_inline(core_, begin, end, hint, policy, f);
+        if (!plan) return;
         std::uint64_t const n = static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(begin);
-        chunk_plan const plan = plan_chunks(n, hint, num_threads(), policy);
-        if (plan.threads <= 1 || detail::in_parallel_region || !core_.try_begin()) {
-            detail::region_guard inline_region;
-            f(begin, end);
-            return;
-        }
         using fn = std::remove_reference_t<F>;
-        job<fn> work(f, begin, n, plan.threads, claims_.get());
+        job<fn> work(f, begin, n, plan->threads, claims_.get());
         {
             detail::region_guard region;
-            core_.publish(work, plan.threads);
+            core_.publish(work, plan->threads);
             work.run(0);
             core_.finish([] {});
         }

@@ -42,8 +42,10 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "switchyard/core/enums.h"
@@ -333,6 +335,28 @@ private:
     std::unique_ptr<worker_slot[]> slots_;
     std::vector<std::thread> workers_;
 };
+
+// The front half of every pool's parallel_for: checks the body, plans the
+// chunks, and runs the whole range on the caller instead when one thread
+// suffices, the caller is already inside a parallel region, or another caller
+// holds the pool. Returns the plan when the pool was taken for this job (the
+// caller runs it and then calls core.end()), nothing when nothing is left to
+// do.
+template <class F>
+std::optional<chunk_plan> plan_or_run_inline(pool_core& core, std::int64_t begin, std::int64_t end,
+                                             parallel_hint hint, scheduling policy, F& f) {
+    static_assert(std::is_invocable_v<F&, std::int64_t, std::int64_t>,
+                  "parallel_for: f must be callable as f(std::int64_t chunk_begin, std::int64_t chunk_end)");
+    if (end <= begin) return std::nullopt;
+    std::uint64_t const n = static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(begin);
+    chunk_plan const plan = plan_chunks(n, hint, core.num_threads(), policy);
+    if (plan.threads <= 1 || in_parallel_region || !core.try_begin()) {
+        region_guard inline_region;
+        f(begin, end);
+        return std::nullopt;
+    }
+    return plan;
+}
 
 }  // namespace detail
 }  // namespace switchyard

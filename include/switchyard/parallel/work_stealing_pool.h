@@ -60,21 +60,13 @@ public:
 
     template <class F>
     void parallel_for(std::int64_t begin, std::int64_t end, parallel_hint hint, F&& f) {
-        static_assert(std::is_invocable_v<F&, std::int64_t, std::int64_t>,
-                      "parallel_for: f must be callable as f(std::int64_t chunk_begin, std::int64_t chunk_end)");
-        if (end <= begin) return;
-        std::uint64_t const n = static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(begin);
-        chunk_plan const plan = plan_chunks(n, hint, num_threads(), policy);
-        if (plan.threads <= 1 || detail::in_parallel_region || !core_.try_begin()) {
-            detail::region_guard inline_region;
-            f(begin, end);
-            return;
-        }
+        std::optional<chunk_plan> const plan = detail::plan_or_run_inline(core_, begin, end, hint, policy, f);
+        if (!plan) return;
         using fn = std::remove_reference_t<F>;
-        job<fn> work(f, plan.grain, deques_.get(), plan.threads, &core_);
+        job<fn> work(f, plan->grain, deques_.get(), plan->threads, &core_);
         {
             detail::region_guard region;
-            core_.publish(work, plan.threads);
+            core_.publish(work, plan->threads);
             work.process(0, {begin, end});
             while (work.steal_sweep(0)) {
             }
