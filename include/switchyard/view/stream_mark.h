@@ -94,4 +94,17 @@ stream_set find_streams(F const& closure) noexcept {
     return found;
 }
 
+// The streams of `all` for which keep(info) holds.
+template <typename Keep>
+stream_set streams_where(stream_set const& all, Keep keep) noexcept {
+    stream_set kept;
+    for (int s = 0; s < all.count; ++s) {
+        if (!keep(all.info[s])) continue;
+        kept.address[kept.count] = all.address[s];
+        kept.info[kept.count] = all.info[s];
+        ++kept.count;
+    }
+    return kept;
+}
+
 }  // namespace switchyard::detail

@@ -52,24 +52,10 @@ inline constexpr int cuda_default_block = 256;
 inline constexpr int cuda_tile_per_thread = 8;
 inline constexpr int cuda_max_devices = 64;
 
-// The views a kernel reads contiguously: byte addresses and element sizes.
-struct cuda_read_streams {
-    int count = 0;
-    std::uint64_t address[stream_set::max_streams] = {};
-    std::uint32_t element_bytes[stream_set::max_streams] = {};
-};
-
+// The views a kernel reads contiguously, the ones a tile warms.
 template <typename F>
-cuda_read_streams cuda_streams_to_warm(F const& f) noexcept {
-    stream_set const all = find_streams(f);
-    cuda_read_streams kept;
-    for (int s = 0; s < all.count; ++s) {
-        if (!all.info[s].contiguous || all.info[s].writable) continue;
-        kept.address[kept.count] = all.address[s];
-        kept.element_bytes[kept.count] = all.info[s].element_bytes;
-        ++kept.count;
-    }
-    return kept;
+stream_set cuda_streams_to_warm(F const& f) noexcept {
+    return streams_where(find_streams(f), [](stream_info info) { return info.contiguous && !info.writable; });
 }
 
 template <typename Tag>
@@ -107,7 +93,7 @@ __device__ __forceinline__ unsigned cuda_warm(std::uint64_t address) {
 template <int Block, int Warm, typename Tag, typename F>
 __global__ void __launch_bounds__(Block)
     cuda_for_each_kernel(F const f, Tag const tag, std::int64_t const first, std::int64_t const count,
-                         cuda_read_streams const streams) {
+                         stream_set const streams) {
     constexpr std::int64_t tile = std::int64_t{Block} * cuda_tile_per_thread;
     unsigned sink = 0;
     for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < count;
@@ -117,9 +103,9 @@ __global__ void __launch_bounds__(Block)
                 // 16-byte chunks of the tile's bytes, rounded down to 16: a
                 // misaligned view only warms a slightly shifted range.
                 std::uint64_t const start =
-                    (streams.address[s] + static_cast<std::uint64_t>(first + base) * streams.element_bytes[s]) &
+                    (streams.address[s] + static_cast<std::uint64_t>(first + base) * streams.info[s].element_bytes) &
                     ~std::uint64_t{15};
-                std::uint32_t const chunks = static_cast<std::uint32_t>(tile) * streams.element_bytes[s] / 16;
+                std::uint32_t const chunks = static_cast<std::uint32_t>(tile) * streams.info[s].element_bytes / 16;
                 for (std::uint32_t c = threadIdx.x; c < chunks; c += Block) sink ^= cuda_warm<Warm>(start + c * 16ull);
             }
 #pragma unroll
