@@ -1,0 +1,106 @@
+// webgpu_device on whatever adapter the machine has (lavapipe in CI): buffers,
+// transfers, the size-class pool, dispatches over more than 65535 workgroups,
+// batching counters and errors.
+#include <catch2/catch.hpp>
+
+#include <switchyard/device/webgpu.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+
+namespace {
+
+sy::webgpu_device& gpu() {
+    static sy::webgpu_device dev;
+    return dev;
+}
+
+// y[i] = 2 x[i] + 1 for i < n (n in a uniform); workgroups fold (x, y).
+constexpr char const* affine_wgsl = R"(
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+struct params { n: u32, stride_x: u32 }
+@group(0) @binding(2) var<uniform> p: params;
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+    let i = (wg.y * p.stride_x + wg.x) * 256u + lane;
+    if (i < p.n) { y[i] = 2.0 * x[i] + 1.0; }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("webgpu: device round trip and pool reuse", "[webgpu]") {
+    auto& dev = gpu();
+    INFO("adapter: " << dev.adapter_name());
+    CHECK(dev.name() == "webgpu");
+    std::vector<std::uint8_t> host(1001);
+    std::iota(host.begin(), host.end(), std::uint8_t{3});
+    void* buf = dev.alloc(host.size());
+    REQUIRE(buf != nullptr);
+    dev.copy_from_host(buf, host.data(), host.size());  // 1001: not a multiple of 4
+    std::vector<std::uint8_t> back(host.size());
+    dev.copy_to_host(back.data(), buf, back.size());
+    CHECK(back == host);
+    dev.free(buf);
+
+    auto const created = dev.counters().buffers_created;
+    void* again = dev.alloc(900);  // same size class (1024): reused
+    CHECK(dev.counters().buffers_created == created);
+    dev.free(again);
+    CHECK(dev.alloc(0) == nullptr);
+    dev.free(nullptr);
+}
+
+TEST_CASE("webgpu: a dispatch beyond 65535 workgroups, batched into one submit", "[webgpu]") {
+    auto& dev = gpu();
+    std::uint32_t const n = 65535u * 256u + 1000u;  // needs a second row of workgroups
+    std::vector<float> x(n);
+    for (std::uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 1000) - 500.0f;
+    void* xb = dev.alloc(n * 4);
+    void* yb = dev.alloc(n * 4);
+    dev.sync();
+    dev.reset_counters();
+    dev.copy_from_host(xb, x.data(), n * 4);
+    auto pipeline = dev.create_compute_pipeline(affine_wgsl);
+    std::uint64_t const groups = (n + 255) / 256;
+    std::uint32_t const max_x = dev.limits().maxComputeWorkgroupsPerDimension;
+    std::uint32_t params[2] = {n, static_cast<std::uint32_t>(groups < max_x ? groups : max_x)};
+    sy::webgpu_binding const bindings[] = {{xb, n * 4ull}, {yb, n * 4ull}};
+    dev.dispatch(pipeline, bindings, std::as_bytes(std::span(params)), groups);
+    CHECK(dev.counters().submits == 0);  // recorded, not submitted
+    std::vector<float> y(n);
+    dev.copy_to_host(y.data(), yb, n * 4);
+    auto const c = dev.counters();
+    CHECK(c.submits == 1);
+    CHECK(c.dispatches == 1);
+    CHECK(c.transfers() == 2);
+    std::uint32_t bad = 0;
+    for (std::uint32_t i = 0; i < n; ++i) bad += y[i] != 2.0f * x[i] + 1.0f;
+    CHECK(bad == 0);
+    dev.free(xb);
+    dev.free(yb);
+}
+
+TEST_CASE("webgpu: errors name what was wrong", "[webgpu]") {
+    auto& dev = gpu();
+    auto const max = dev.limits().maxBufferSize;
+    CHECK_THROWS_WITH(dev.alloc(max + 1), Catch::Contains("maxBufferSize"));
+    CHECK_THROWS_WITH(dev.create_compute_pipeline("fn main( {"), Catch::Contains("webgpu: create_compute_pipeline"));
+    sy::webgpu_binding const huge[] = {{nullptr, dev.limits().maxStorageBufferBindingSize + 4}};
+    CHECK_THROWS_WITH(dev.bind_check(huge), Catch::Contains("maxStorageBufferBindingSize"));
+    int not_ours = 0;
+    CHECK_THROWS_WITH(dev.free(&not_ours), Catch::Contains("did not allocate"));
+    // The device still works afterwards.
+    void* b = dev.alloc(16);
+    float const v[4] = {1, 2, 3, 4};
+    float w[4] = {};
+    dev.copy_from_host(b, v, 16);
+    dev.copy_to_host(w, b, 16);
+    CHECK(w[3] == 4.0f);
+    dev.free(b);
+}
