@@ -104,3 +104,32 @@ TEST_CASE("webgpu: errors name what was wrong", "[webgpu]") {
     CHECK(w[3] == 4.0f);
     dev.free(b);
 }
+
+TEST_CASE("webgpu: size-class pool", "[webgpu]") {
+    using pool = sy::detail::size_class_pool<int*>;
+    std::uint64_t const largest = 1ull << 30;
+    CHECK(pool::capacity_for(1, largest) == 256);
+    CHECK(pool::capacity_for(256, largest) == 256);
+    CHECK(pool::capacity_for(257, largest) == 512);
+    CHECK(pool::capacity_for(1001, largest) == 1024);
+    // Above the largest pooled class: the size rounded up to 4 bytes, unpooled.
+    CHECK(pool::capacity_for(largest + 1, largest) == largest + 4);
+    pool p;
+    int a = 0, b = 0;
+    CHECK(p.take(1024) == nullptr);
+    CHECK(p.give(&a, 1024));
+    CHECK(p.give(&b, 1024));
+    CHECK_FALSE(p.give(&a, largest + 4));  // not a class: the caller destroys it
+    CHECK(p.free_bytes() == 2048);
+    CHECK(p.take(512) == nullptr);
+    int* first = p.take(1024);
+    int* second = p.take(1024);
+    CHECK(((first == &a && second == &b) || (first == &b && second == &a)));
+    CHECK(p.take(1024) == nullptr);
+    CHECK(p.free_bytes() == 0);
+    p.give(&a, 256);
+    int destroyed = 0;
+    p.clear([&](int*) { ++destroyed; });
+    CHECK(destroyed == 1);
+    CHECK(p.free_bytes() == 0);
+}
