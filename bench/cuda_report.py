@@ -103,33 +103,27 @@ def main():
             del x, out
             torch.cuda.empty_cache()
 
-    # How tiles are warmed (device/cuda/for_each.h, SWITCHYARD_CUDA_WARM):
-    # 0 none, 1 prefetch.global.L2, 2 16-byte loads, 3 prefetch.global.L1.
+    # Launch variants at 2^28 (device/cuda/for_each.h): how tiles are warmed
+    # (SWITCHYARD_CUDA_WARM: 0 none, 1 prefetch.global.L2, 2 16-byte loads,
+    # 3 prefetch.global.L1) and elements per thread per tile.
+    warm_variants = [(f"warm={w}", w, bench.default_per_thread) for w in range(4)]
+    per_thread_variants = [(f"{p}/thread", bench.default_warm, p) for p in (4, 8, 16, 32)]
     for dname, dtype in dtypes.items():
-        n = 1 << 28
-        x = torch.randn(n, device="cuda", dtype=torch.float32).to(dtype)
+        x = torch.randn(1 << 28, device="cuda", dtype=torch.float32).to(dtype)
         out = torch.empty_like(x)
         copy_ms = time_ms(lambda: out.copy_(x), repeats)
-        line = []
-        for warm in range(4):
-            ms = time_ms(lambda: bench.softplus_warm(x, out, warm), repeats)
-            line.append(f"warm={warm} {100 * copy_ms / ms:.1f}%")
-        print(f"# cuda softplus {dname} 2^28 by warming mode, % of copy: {', '.join(line)}", flush=True)
-        del x, out
-        torch.cuda.empty_cache()
 
-    # Elements per thread per tile (device/cuda/for_each.h, cuda_tile_per_thread).
-    for dname, dtype in dtypes.items():
-        n = 1 << 28
-        x = torch.randn(n, device="cuda", dtype=torch.float32).to(dtype)
-        out = torch.empty_like(x)
-        copy_ms = time_ms(lambda: out.copy_(x), repeats)
-        for op, opname in ((0, "relu"), (1, "softplus")):
+        def variant_line(op, variants):
             line = []
-            for per in (4, 8, 16, 32):
-                ms = time_ms(lambda: bench.per_thread(x, out, per, op), repeats)
-                line.append(f"{per}/thread {100 * copy_ms / ms:.1f}%")
-            print(f"# cuda {opname} {dname} 2^28 by elements per thread, % of copy: {', '.join(line)}", flush=True)
+            for label, warm, per in variants:
+                ms = time_ms(lambda: bench.launch_variant(x, out, warm, per, op), repeats)
+                line.append(f"{label} {100 * copy_ms / ms:.1f}%")
+            return ", ".join(line)
+
+        print(f"# cuda softplus {dname} 2^28 by warming mode, % of copy: {variant_line(1, warm_variants)}", flush=True)
+        for op, opname in ((0, "relu"), (1, "softplus")):
+            print(f"# cuda {opname} {dname} 2^28 by elements per thread, % of copy: "
+                  f"{variant_line(op, per_thread_variants)}", flush=True)
         del x, out
         torch.cuda.empty_cache()
 

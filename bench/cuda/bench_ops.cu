@@ -44,70 +44,29 @@ void relu_out(at::Tensor const& x, at::Tensor& out) {
     table.select(args.dispatch_set())(args);
 }
 
-// softplus (beta 1, threshold 20) over contiguous tensors with a chosen way
-// of warming tiles (device/cuda/for_each.h), to compare the four.
-template <int Warm, at::ScalarType S>
-void softplus_warm_impl(at::Tensor const& x, at::Tensor& out) {
-    using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
-    using scalar_t = sy::torch_scalar_cpp_type_t<S>;
-    using compute_t = sy::torch_compute_type_t<S>;
-    sy::op_args const args("softplus_warm", {{"x", x}, {"out", out}});
-    sy::flat_in<at::kCUDA, S, sy::contiguity::contiguous> const in(args.ref(0));
-    sy::flat_out<at::kCUDA, S, sy::contiguity::contiguous> const o(args.ref(1));
-    int device = 0;
-    cudaGetDevice(&device);
-    sy::detail::cuda_for_each_launch<Warm>(
-        tag{}, 0, o.size(),
-        [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
-            compute_t const v = static_cast<compute_t>(in[i]);
-            o[i] = static_cast<scalar_t>(sy::select(v > compute_t(20), v, sy::softplus(v)));
-        },
-        device, static_cast<cudaStream_t>(sy::cuda_current_stream_handle()));
-}
-
-template <int Warm>
-void softplus_warm_dtype(at::Tensor const& x, at::Tensor& out) {
-    switch (x.scalar_type()) {
-        case at::kFloat: return softplus_warm_impl<Warm, at::kFloat>(x, out);
-        case at::kBFloat16: return softplus_warm_impl<Warm, at::kBFloat16>(x, out);
-        case at::kHalf: return softplus_warm_impl<Warm, at::kHalf>(x, out);
-        case at::kDouble: return softplus_warm_impl<Warm, at::kDouble>(x, out);
-        default: TORCH_CHECK(false, "softplus_warm: float dtypes only");
-    }
-}
-
-void softplus_warm(at::Tensor const& x, at::Tensor& out, int64_t warm) {
-    TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.is_cuda(), "softplus_warm: contiguous CUDA tensors");
-    switch (warm) {
-        case 0: return softplus_warm_dtype<0>(x, out);
-        case 1: return softplus_warm_dtype<1>(x, out);
-        case 2: return softplus_warm_dtype<2>(x, out);
-        default: return softplus_warm_dtype<3>(x, out);
-    }
-}
-
 // relu (op 0) or softplus (op 1, beta 1, threshold 20) over contiguous
-// tensors with PerThread elements per thread per tile, to compare tile sizes.
-template <int PerThread, at::ScalarType S>
-void per_thread_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
+// tensors, launched with a chosen way of warming tiles and number of elements
+// per thread per tile (device/cuda/for_each.h), to compare them.
+template <int Warm, int PerThread, at::ScalarType S>
+void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
     using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
     using scalar_t = sy::torch_scalar_cpp_type_t<S>;
     using compute_t = sy::torch_compute_type_t<S>;
-    sy::op_args const args("per_thread", {{"x", x}, {"out", out}});
+    sy::op_args const args("launch_variant", {{"x", x}, {"out", out}});
     sy::flat_in<at::kCUDA, S, sy::contiguity::contiguous> const in(args.ref(0));
     sy::flat_out<at::kCUDA, S, sy::contiguity::contiguous> const o(args.ref(1));
     int device = 0;
     cudaGetDevice(&device);
     auto const stream = static_cast<cudaStream_t>(sy::cuda_current_stream_handle());
     if (op == 0)
-        sy::detail::cuda_for_each_launch<SWITCHYARD_CUDA_WARM, PerThread>(
+        sy::detail::cuda_for_each_launch<Warm, PerThread>(
             tag{}, 0, o.size(),
             [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
                 o[i] = static_cast<scalar_t>(sy::max(static_cast<compute_t>(in[i]), compute_t(0)));
             },
             device, stream);
     else
-        sy::detail::cuda_for_each_launch<SWITCHYARD_CUDA_WARM, PerThread>(
+        sy::detail::cuda_for_each_launch<Warm, PerThread>(
             tag{}, 0, o.size(),
             [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
                 compute_t const v = static_cast<compute_t>(in[i]);
@@ -116,25 +75,37 @@ void per_thread_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
             device, stream);
 }
 
-template <int PerThread>
-void per_thread_dtype(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
+template <int Warm, int PerThread>
+void launch_variant_dtype(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
     switch (x.scalar_type()) {
-        case at::kFloat: return per_thread_impl<PerThread, at::kFloat>(x, out, op);
-        case at::kBFloat16: return per_thread_impl<PerThread, at::kBFloat16>(x, out, op);
-        case at::kHalf: return per_thread_impl<PerThread, at::kHalf>(x, out, op);
-        case at::kDouble: return per_thread_impl<PerThread, at::kDouble>(x, out, op);
-        default: TORCH_CHECK(false, "per_thread: float dtypes only");
+        case at::kFloat: return launch_variant_impl<Warm, PerThread, at::kFloat>(x, out, op);
+        case at::kBFloat16: return launch_variant_impl<Warm, PerThread, at::kBFloat16>(x, out, op);
+        case at::kHalf: return launch_variant_impl<Warm, PerThread, at::kHalf>(x, out, op);
+        case at::kDouble: return launch_variant_impl<Warm, PerThread, at::kDouble>(x, out, op);
+        default: TORCH_CHECK(false, "launch_variant: float dtypes only");
     }
 }
 
-void per_thread(at::Tensor const& x, at::Tensor& out, int64_t per_thread, int64_t op) {
-    TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.is_cuda(), "per_thread: contiguous CUDA tensors");
+// Every warming mode at the default elements per thread, and every element
+// count in {4, 8, 16, 32} at the default warming mode.
+void launch_variant(at::Tensor const& x, at::Tensor& out, int64_t warm, int64_t per_thread, int64_t op) {
+    TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.is_cuda(), "launch_variant: contiguous CUDA tensors");
+    constexpr int per_default = sy::detail::cuda_tile_per_thread;
+    if (per_thread == per_default) {
+        switch (warm) {
+            case 0: return launch_variant_dtype<0, per_default>(x, out, op);
+            case 1: return launch_variant_dtype<1, per_default>(x, out, op);
+            case 2: return launch_variant_dtype<2, per_default>(x, out, op);
+            case 3: return launch_variant_dtype<3, per_default>(x, out, op);
+            default: TORCH_CHECK(false, "launch_variant: warming modes are 0 to 3");
+        }
+    }
+    TORCH_CHECK(warm == SWITCHYARD_CUDA_WARM, "launch_variant: other element counts use the default warming mode");
     switch (per_thread) {
-        case 4: return per_thread_dtype<4>(x, out, op);
-        case 8: return per_thread_dtype<8>(x, out, op);
-        case 16: return per_thread_dtype<16>(x, out, op);
-        case 32: return per_thread_dtype<32>(x, out, op);
-        default: TORCH_CHECK(false, "per_thread: 4, 8, 16 or 32");
+        case 4: return launch_variant_dtype<SWITCHYARD_CUDA_WARM, 4>(x, out, op);
+        case 16: return launch_variant_dtype<SWITCHYARD_CUDA_WARM, 16>(x, out, op);
+        case 32: return launch_variant_dtype<SWITCHYARD_CUDA_WARM, 32>(x, out, op);
+        default: TORCH_CHECK(false, "launch_variant: elements per thread are 4, 8, 16 or 32");
     }
 }
 
@@ -160,7 +131,8 @@ double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, b
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("relu_out", &relu_out);
-    m.def("softplus_warm", &softplus_warm);
-    m.def("per_thread", &per_thread);
+    m.def("launch_variant", &launch_variant);
+    m.attr("default_warm") = SWITCHYARD_CUDA_WARM;
+    m.attr("default_per_thread") = sy::detail::cuda_tile_per_thread;
     m.def("host_overhead", &host_overhead);
 }
