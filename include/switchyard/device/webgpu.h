@@ -201,14 +201,16 @@ public:
         WGPUShaderModuleDescriptor module_desc{};
         module_desc.nextInChain = &source.chain;
         WGPUShaderModule module = wgpuDeviceCreateShaderModule(s_->device, &module_desc);
-        check("create_compute_pipeline (WGSL)");
-        WGPUComputePipelineDescriptor desc{};
-        desc.compute.module = module;
-        desc.compute.entryPoint = detail::webgpu_string(entry);
-        WGPUComputePipeline pipeline = wgpuDeviceCreateComputePipeline(s_->device, &desc);
-        wgpuShaderModuleRelease(module);
+        WGPUComputePipeline pipeline = nullptr;
+        if (!error_pending()) {  // a module that failed to compile makes no pipeline
+            WGPUComputePipelineDescriptor desc{};
+            desc.compute.module = module;
+            desc.compute.entryPoint = detail::webgpu_string(entry);
+            pipeline = wgpuDeviceCreateComputePipeline(s_->device, &desc);
+            if (pipeline) s_->pipelines.push_back(pipeline);  // released with the device, even if invalid
+        }
+        if (module) wgpuShaderModuleRelease(module);
         check("create_compute_pipeline");
-        s_->pipelines.push_back(pipeline);
         return pipeline;
     }
 
@@ -236,6 +238,12 @@ public:
         check("dispatch");
         bind_check(storage);
         if (groups == 0) return;
+        std::uint64_t const max_x = s_->limits.maxComputeWorkgroupsPerDimension;
+        std::uint64_t const x = groups < max_x ? groups : max_x;
+        std::uint64_t const y = (groups + x - 1) / x;
+        if (y > max_x)
+            throw device_error("webgpu: dispatch of " + std::to_string(groups) + " workgroups exceeds " +
+                               std::to_string(max_x) + " x " + std::to_string(max_x));
         std::vector<WGPUBindGroupEntry> entries;
         for (std::size_t i = 0; i < storage.size(); ++i) {
             WGPUBindGroupEntry e{};
@@ -272,14 +280,11 @@ public:
         bg_desc.entries = entries.data();
         WGPUBindGroup group = wgpuDeviceCreateBindGroup(s_->device, &bg_desc);
         wgpuBindGroupLayoutRelease(layout);
-        check("dispatch (bind group)");
+        if (error_pending()) {
+            if (group) wgpuBindGroupRelease(group);
+            check("dispatch (bind group)");
+        }
 
-        std::uint64_t const max_x = s_->limits.maxComputeWorkgroupsPerDimension;
-        std::uint64_t const x = groups < max_x ? groups : max_x;
-        std::uint64_t const y = (groups + x - 1) / x;
-        if (y > max_x)
-            throw device_error("webgpu: dispatch of " + std::to_string(groups) + " workgroups exceeds " +
-                               std::to_string(max_x) + " x " + std::to_string(max_x));
         WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(encoder(), nullptr);
         wgpuComputePassEncoderSetPipeline(pass, pipeline);
         wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, nullptr);
@@ -421,6 +426,11 @@ private:
         s_->queue = wgpuDeviceGetQueue(s_->device);
     }
 
+    bool error_pending() {
+        std::lock_guard lock(s_->error_mutex);
+        return !s_->error.empty();
+    }
+
     // Throws the first error reported since the last check.
     void check(char const* call) {
         std::string error;
@@ -445,7 +455,10 @@ private:
         desc.usage = usage;
         desc.size = bytes;
         WGPUBuffer buffer = wgpuDeviceCreateBuffer(s_->device, &desc);
-        check(call);
+        if (error_pending()) {
+            if (buffer) wgpuBufferRelease(buffer);
+            check(call);
+        }
         if (!buffer) throw device_error(std::string("webgpu: ") + call + ": creating a buffer of " + std::to_string(bytes) + " bytes failed");
         ++s_->counters.buffers_created;
         return buffer;
