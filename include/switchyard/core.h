@@ -15,4 +15,5 @@
 #include "switchyard/core/half.h"
 #include "switchyard/core/named.h"
 #include "switchyard/core/tag.h"
+#include "switchyard/core/tag_device.h"
 #include "switchyard/core/type_label.h"

@@ -24,6 +24,13 @@
 // calling thread's current stream and device; see device/cuda/for_each.h.
 // The functor must be __host__ __device__ (SWITCHYARD_HOST_DEVICE), which
 // needs nvcc's --extended-lambda.
+//
+// WebGPU (when SWITCHYARD_WITH_WEBGPU is defined, as the switchyard::webgpu
+// CMake target does): the functor is traced once with symbolic views and
+// scalars and runs as a generated WGSL shader, recorded into the current
+// webgpu device's command encoder; see shader/webgpu_for_each.h. Kernels
+// compute with storage_t<Tag> / compute_t<Tag> (kernel_types.h) and write
+// conditions with select, not `if`.
 #pragma once
 
 #include <cstdint>
@@ -33,39 +40,18 @@
 
 #include "switchyard/core/enums.h"
 #include "switchyard/core/tag.h"
+#include "switchyard/core/tag_device.h"
 #include "switchyard/device/cpu/for_each.h"
 #if defined(__CUDACC__)
 #include "switchyard/device/cuda/for_each.h"
+#endif
+#if defined(SWITCHYARD_WITH_WEBGPU)
+#include "switchyard/shader/webgpu_for_each.h"
 #endif
 
 namespace switchyard {
 
 namespace detail {
-
-template <typename T>
-constexpr device_kind to_core_device(T v) noexcept {
-    if constexpr (device_enum_type<T>)
-        return device_enum<T>::to_core(v);
-    else
-        return device_kind::cpu;
-}
-
-// The device named by a tag: its device_kind, or its one value whose type has
-// a device_enum mapping.
-template <typename Tag>
-struct tag_device;
-template <auto... V>
-struct tag_device<sorted_tag<V...>> {
-    static constexpr std::size_t count = (std::size_t{device_enum_type<value_type_of<V>>} + ... + 0);
-    static_assert(count == 1,
-                  "for_each: the tag must hold exactly one device value (a device_kind, or a value of an enum "
-                  "with a device_enum mapping such as torch::DeviceType)");
-    static constexpr device_kind value = [] {
-        device_kind d = device_kind::cpu;
-        ((device_enum_type<value_type_of<V>> ? void(d = to_core_device(V)) : void()), ...);
-        return d;
-    }();
-};
 
 inline void check_count(std::int64_t count) {
     if (count < 0)
@@ -73,9 +59,6 @@ inline void check_count(std::int64_t count) {
 }
 
 }  // namespace detail
-
-template <any_tag Tag>
-inline constexpr device_kind tag_device_v = detail::tag_device<Tag>::value;
 
 template <any_tag Tag, typename F>
 void for_each(Tag tag, std::int64_t count, F const& f) {
@@ -90,10 +73,18 @@ void for_each(Tag tag, std::int64_t count, F const& f) {
         static_assert(device != device_kind::cuda,
                       "for_each: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
+    } else if constexpr (device == device_kind::webgpu) {
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+        detail::webgpu_for_each(tag, count, f);
+#else
+        static_assert(device != device_kind::webgpu,
+                      "for_each: the tag names device webgpu, which needs SWITCHYARD_WITH_WEBGPU defined (link "
+                      "the switchyard::webgpu CMake target)");
+#endif
     } else {
-        static_assert(device == device_kind::cpu || device == device_kind::cuda,
-                      "for_each: no for_each implementation for this tag's device yet (metal and webgpu run "
-                      "through shader tracing, which is not available in this version)");
+        static_assert(device != device_kind::metal,
+                      "for_each: metal is not implemented in this version (the shader tracing it would use "
+                      "exists; an MSL emitter and a Metal device do not)");
     }
 }
 

@@ -214,6 +214,25 @@ public:
         return pipeline;
     }
 
+    // The pipeline for `wgsl`, compiled on first request and kept for the
+    // device's lifetime: the same source never compiles twice.
+    WGPUComputePipeline cached_pipeline(std::string const& wgsl, std::string_view entry = "main") {
+        std::string key(entry);
+        key += '\n';
+        key += wgsl;
+        auto const it = s_->pipeline_cache.find(key);
+        if (it != s_->pipeline_cache.end()) return it->second;
+        WGPUComputePipeline const pipeline = create_compute_pipeline(wgsl, entry);
+        s_->pipeline_cache.emplace(std::move(key), pipeline);
+        return pipeline;
+    }
+    std::size_t cached_pipelines() const noexcept { return s_->pipeline_cache.size(); }
+
+    // Whether p is a live buffer from this device's alloc.
+    bool owns(void const* p) const noexcept {
+        return s_->buffers.count(static_cast<WGPUBuffer>(const_cast<void*>(p))) != 0;
+    }
+
     // Refuses a binding above the adapter's limits, naming what was asked.
     void bind_check(std::span<webgpu_binding const> storage) const {
         if (storage.size() > s_->limits.maxStorageBuffersPerShaderStage)
@@ -328,6 +347,7 @@ private:
         pool_type storage_pool, staging_pool, uniform_pool;
         std::vector<pending_uniform> pending_uniforms;
         std::vector<WGPUComputePipeline> pipelines;
+        std::unordered_map<std::string, WGPUComputePipeline> pipeline_cache;  // owned by `pipelines`
 
         ~state() {
             if (encoder) wgpuCommandEncoderRelease(encoder);

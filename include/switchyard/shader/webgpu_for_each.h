@@ -1,0 +1,80 @@
+// for_each on WebGPU: traces the kernel (shader/trace.h), emits WGSL
+// (shader/wgsl.h), takes the pipeline from the device's cache and records one
+// dispatch into the device's open command encoder. Nothing is submitted here:
+// sync() or a readback submits everything recorded, once.
+//
+// The kernel is called with a placeholder index that views recognise; it may
+// use the index only to index views. The first call of each kernel type
+// traces it twice, with two placeholders, and refuses a kernel whose trace
+// depends on the index value (float(i), i % 2, ...), which a shader could not
+// reproduce. Included by switchyard/for_each.h when SWITCHYARD_WITH_WEBGPU is
+// defined.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "switchyard/device/webgpu.h"
+#include "switchyard/device/webgpu/current_device.h"
+#include "switchyard/shader/math.h"
+#include "switchyard/shader/trace.h"
+#include "switchyard/shader/value.h"
+#include "switchyard/shader/view.h"
+#include "switchyard/shader/wgsl.h"
+
+#define SWITCHYARD_HAS_WEBGPU_FOR_EACH 1
+
+namespace switchyard::detail {
+
+// Placeholder indices: far from any real index and from each other.
+inline constexpr std::int64_t shader_index_placeholders[2] = {0x5EED123456789ABBll, -0x2BADCAFE00000011ll};
+
+template <typename Tag, typename F>
+shader::trace trace_kernel(Tag tag, F const& f, std::int64_t index_value, bool has_f16) {
+    shader::trace t("webgpu", index_value, has_f16);
+    shader::trace_scope const scope(t);
+    f(tag, index_value);
+    return t;
+}
+
+template <typename Tag, typename F>
+void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
+    if (count == 0) return;
+    if (count > std::int64_t{0xFFFFFFFF})
+        throw std::invalid_argument("for_each on webgpu: count is " + std::to_string(count) +
+                                    "; shader devices index with 32 bits (at most 2^32 - 1 elements)");
+    webgpu_device& device = current_webgpu_device();
+    shader::trace t = trace_kernel(tag, f, shader_index_placeholders[0], device.has_f16());
+    std::string const wgsl = shader::emit_wgsl(t);
+
+    static std::atomic<bool> index_use_checked{false};
+    if (!index_use_checked.load(std::memory_order_relaxed)) {
+        shader::trace const again = trace_kernel(tag, f, shader_index_placeholders[1], device.has_f16());
+        if (again.uniforms() != t.uniforms() || shader::emit_wgsl(again) != wgsl)
+            throw shader::shader_error(
+                "webgpu: the kernel computes with its for_each index (its trace changes with the index value); "
+                "on shader devices the index may only index views (view[i])");
+        index_use_checked.store(true, std::memory_order_relaxed);
+    }
+
+    std::vector<webgpu_binding> bindings;
+    for (auto const& b : t.bindings()) {
+        if (!device.owns(b.buffer))
+            throw std::invalid_argument(std::string("for_each on webgpu: '") + b.name +
+                                        "' is not a live buffer of the current webgpu device (allocate it with "
+                                        "that device's alloc, or select the device with webgpu_device_guard)");
+        bindings.push_back({const_cast<void*>(b.buffer), b.bytes > 4 ? b.bytes : 4});
+    }
+    device.bind_check(bindings);
+    t.uniforms()[0] = static_cast<std::uint32_t>(count);
+    WGPUComputePipeline const pipeline = device.cached_pipeline(wgsl);
+    std::uint64_t const groups = (static_cast<std::uint64_t>(count) + shader::wgsl_workgroup_size - 1) /
+                                 shader::wgsl_workgroup_size;
+    device.dispatch(pipeline, bindings, std::as_bytes(std::span(t.uniforms())), groups);
+}
+
+}  // namespace switchyard::detail

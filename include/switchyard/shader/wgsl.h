@@ -1,0 +1,350 @@
+// emit_wgsl(trace): the WGSL compute shader of a traced kernel.
+//
+// One invocation per for_each index, 256 per workgroup; the workgroup index
+// is folded from (x, y) so that more than 65535 workgroups can be dispatched
+// (webgpu_device::dispatch spills into y). Bindings 0..k-1 are the storage
+// buffers in the order the kernel first touched them, binding k the uniform
+// words (word 0 is the element count). Every trace node becomes one `let`, in
+// program order. Math functions are the float algorithms of switchyard/math.h
+// written in WGSL (exp by Cody-Waite reduction and a polynomial, log1p and
+// expm1 without cancellation, softplus on confined arguments), because
+// WGSL's exp and log are allowed errors of several ulp and it has no log1p.
+// f16 values compute math in f32.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/shader/trace.h"
+
+namespace switchyard::shader {
+
+inline constexpr std::uint32_t wgsl_workgroup_size = 256;
+
+namespace detail {
+
+inline char const* wgsl_type(scalar s) {
+    switch (s) {
+        case scalar::f32: return "f32";
+        case scalar::f16: return "f16";
+        case scalar::i32: return "i32";
+        case scalar::u32: return "u32";
+        case scalar::boolean: return "bool";
+        default: return "?";
+    }
+}
+
+// The WGSL helper functions, each with the helpers it calls.
+struct wgsl_helper {
+    char const* name;
+    std::vector<char const*> needs;
+    char const* text;
+};
+
+inline std::vector<wgsl_helper> const& wgsl_helpers() {
+    static std::vector<wgsl_helper> const helpers = {
+        {"sy_f32_bits", {}, R"(fn sy_f32_bits(b: u32) -> f32 {
+    return bitcast<f32>(b);
+}
+)"},
+        {"sy_expm1_tail", {}, R"(// expm1(r + rc) - r for |r| <= ln2/2.
+fn sy_expm1_tail(r: f32, rc: f32) -> f32 {
+    return rc + (r * r) * (0.5 + r * (0.166666672 + r * (0.0416666828 + r * (0.00833320245 + r * (0.00139151397 + r * 0.000199489426)))));
+}
+)"},
+        {"sy_exp_scale", {}, R"(// p * 2^k for k in [-150, 128], in two exact steps.
+fn sy_exp_scale(p: f32, k: i32) -> f32 {
+    let kk = bitcast<u32>(k + 256);
+    let s1 = bitcast<f32>(((kk >> 1u) - 1u) << 23u);
+    let s2 = bitcast<f32>((kk - (kk >> 1u) - 1u) << 23u);
+    return (p * s1) * s2;
+}
+)"},
+        {"sy_reduce_ln2", {}, R"(// x = k ln2 + r + rc with k = round(x / ln2): (r, rc, k).
+fn sy_reduce_ln2(x: f32) -> vec3<f32> {
+    let kf = round(x * 1.44269502);
+    let hi = x - kf * 0.693145752;
+    let lo = kf * 1.42860677e-06;
+    let r = hi - lo;
+    return vec3<f32>(r, (hi - r) - lo, kf);
+}
+)"},
+        {"sy_exp", {"sy_reduce_ln2", "sy_expm1_tail", "sy_exp_scale"}, R"(fn sy_exp(x: f32) -> f32 {
+    let red = sy_reduce_ln2(clamp(x, -104.0, 89.0));
+    return sy_exp_scale(1.0 + (red.x + sy_expm1_tail(red.x, red.y)), i32(red.z));
+}
+)"},
+        {"sy_exp_pair", {"sy_reduce_ln2", "sy_expm1_tail", "sy_exp_scale"}, R"(// exp(x) as hi + lo, lo the rounding error of hi.
+fn sy_exp_pair(x: f32) -> vec2<f32> {
+    let red = sy_reduce_ln2(clamp(x, -104.0, 89.0));
+    let one_r = 1.0 + red.x;
+    let t = ((1.0 - one_r) + red.x) + sy_expm1_tail(red.x, red.y);
+    let p = one_r + t;
+    let p_lo = (one_r - p) + t;
+    return vec2<f32>(sy_exp_scale(p, i32(red.z)), sy_exp_scale(p_lo, i32(red.z)));
+}
+)"},
+        {"sy_logistic", {"sy_exp_pair"}, R"(// (one ? 1 : e) / (1 + e), e = exp(-a), a >= 0.
+fn sy_logistic(a: f32, one: bool) -> f32 {
+    let e = sy_exp_pair(-a);
+    let d = 1.0 + e.x;
+    let d_lo = ((1.0 - d) + e.x) + e.y;
+    let n = select(e.x, 1.0, one);
+    let n_lo = select(e.y, 0.0, one);
+    let q = n / d;
+    let inv_d = select(1.0 - q, q, one);
+    return q + (n_lo - q * d_lo) * inv_d;
+}
+)"},
+        {"sy_sigmoid", {"sy_logistic"}, R"(fn sy_sigmoid(x: f32) -> f32 {
+    return sy_logistic(abs(x), x >= 0.0);
+}
+)"},
+        {"sy_tanh", {"sy_logistic"}, R"(fn sy_tanh(x: f32) -> f32 {
+    let a = abs(x);
+    let z = a * a;
+    let small = a + a * (z * (-0.333333313 + z * (0.133332208 + z * (-0.0539481789 + z * (0.021706894 + z * (-0.00819001347 + z * 0.00215268484))))));
+    let large = 1.0 - 2.0 * sy_logistic(2.0 * a, false);
+    let r = select(large, small, a < 0.625);
+    return bitcast<f32>((bitcast<u32>(r) & 0x7fffffffu) | (bitcast<u32>(x) & 0x80000000u));
+}
+)"},
+        {"sy_log_finish", {}, R"(// e ln2 + log1p(f) + corr for f in [sqrt(1/2) - 1, sqrt(2) - 1].
+fn sy_log_finish(e: f32, f: f32, corr: f32) -> f32 {
+    let tail = (f * f) * (-0.499999881 + f * (0.333333254 + f * (-0.250015855 + f * (0.200019836 + f * (-0.166089997 + f * (0.141815811 + f * (-0.132434726 + f * (0.129063234 + f * -0.0762293264))))))));
+    let ehi = e * 0.693145752;
+    let hi = ehi + f;
+    let err = (ehi - hi) + f;
+    return hi + (err + (tail + (corr + e * 1.42860677e-06)));
+}
+)"},
+        {"sy_log", {"sy_log_finish", "sy_f32_bits"}, R"(fn sy_log(x: f32) -> f32 {
+    let subnormal = x < 1.17549435e-38;
+    let xs = select(x, x * 8388608.0, subnormal);
+    let iu = bitcast<u32>(xs) - 0x3f3504f3u;
+    let e = f32(bitcast<i32>(iu) >> 23u) - select(0.0, 23.0, subnormal);
+    let m = bitcast<f32>((iu & 0x007fffffu) + 0x3f3504f3u);
+    var r = sy_log_finish(e, m - 1.0, 0.0);
+    r = select(r, sy_f32_bits(0x7fc00000u), x < 0.0);
+    r = select(r, sy_f32_bits(0xff800000u), x == 0.0);
+    return select(x, r, x < sy_f32_bits(0x7f800000u));
+}
+)"},
+        {"sy_log1p_near", {}, R"(// log1p(f) = f + f^2 Q(f) for f in [-1/4, 1/2].
+fn sy_log1p_near(f: f32) -> f32 {
+    let q = -0.5 + f * (0.333334535 + f * (-0.250000536 + f * (0.199906066 + f * (-0.16647768 + f * (0.144820675 + f * (-0.13162224 + f * (0.104482777 + f * -0.0449090898)))))));
+    return f + (f * f) * q;
+}
+)"},
+        {"sy_log1p", {"sy_log1p_near", "sy_log_finish", "sy_f32_bits"}, R"(// log1p without cancellation. On [-1/4, 1/2] a polynomial in x itself;
+// elsewhere through u = 1 + x and c = what rounding u lost. (Shader compilers
+// may reassociate c = x - (u - 1) to 0, so c is only relied on where it is
+// below an ulp of the result.)
+fn sy_log1p(x: f32) -> f32 {
+    let u = 1.0 + x;
+    let c = x - (u - 1.0);
+    let iu = bitcast<u32>(u) - 0x3f3504f3u;
+    let ei = bitcast<i32>(iu) >> 23u;
+    let f = bitcast<f32>((iu & 0x007fffffu) + 0x3f3504f3u) - 1.0;
+    let scale = bitcast<f32>(bitcast<u32>(127 - min(ei, 100)) << 23u);
+    let corr = (c * scale) * (1.0 + f * (-1.0 + f * (1.0 - f)));
+    var r = select(sy_log_finish(f32(ei), f, corr), sy_log1p_near(x), x >= -0.25 && x <= 0.5);
+    r = select(r, x, x == 0.0);
+    r = select(r, sy_f32_bits(0x7fc00000u), x < -1.0);
+    r = select(r, sy_f32_bits(0xff800000u), x == -1.0);
+    return select(x, r, x < sy_f32_bits(0x7f800000u));
+}
+)"},
+        {"sy_expm1", {"sy_reduce_ln2", "sy_expm1_tail"}, R"(// expm1 without cancellation: 2 (h r + (h - 1/2) + h q), h = 2^(k-1).
+fn sy_expm1(x: f32) -> f32 {
+    let red = sy_reduce_ln2(clamp(x, -18.0, 89.0));
+    let q = sy_expm1_tail(red.x, red.y);
+    let h = bitcast<f32>(bitcast<u32>(i32(red.z) + 126) << 23u);
+    let hm = h - 0.5;
+    let hm_err = select(h - (hm + 0.5), (h - hm) - 0.5, h >= 0.5);
+    let hr = h * red.x;
+    let sum = hm + hr;
+    let sum_err = (hm - sum) + hr;
+    let result = 2.0 * (sum + (sum_err + (hm_err + h * q)));
+    return select(result, x, abs(x) < 2.98023224e-08);
+}
+)"},
+        {"sy_exp_nonpositive", {"sy_expm1_tail"}, R"(// exp(-a) for a in [0, 104].
+fn sy_exp_nonpositive(a: f32) -> f32 {
+    let kf = round(-a * 1.44269502);
+    let r = (kf * -1.42860677e-06) + (kf * -0.693145752 - a);
+    let p = 1.0 + (r + sy_expm1_tail(r, 0.0));
+    return (p * bitcast<f32>(bitcast<u32>(i32(kf) + 191) << 23u)) * 5.42101086e-20;
+}
+)"},
+        {"sy_log1p_unit", {"sy_log1p_near"}, R"(// log1p(e) for e in [0, 1]: above 1/2, 1 + e = 2 (1 + f) with f = (e - 1)/2 exact.
+fn sy_log1p_unit(e: f32) -> f32 {
+    let halved = e >= 0.5;
+    let l = sy_log1p_near(select(e, e * 0.5 - 0.5, halved));
+    return select(l, l + 0.693147182, halved);
+}
+)"},
+        {"sy_softplus", {"sy_exp_nonpositive", "sy_log1p_unit"}, R"(// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)).
+fn sy_softplus(x: f32) -> f32 {
+    let tail = sy_log1p_unit(sy_exp_nonpositive(min(abs(x), 104.0)));
+    return select(x, select(0.0, x, x > 0.0) + tail, x == x);
+}
+)"},
+    };
+    return helpers;
+}
+
+inline void add_helper(std::string const& name, std::vector<std::string>& order) {
+    for (auto const& done : order)
+        if (done == name) return;
+    for (auto const& h : wgsl_helpers()) {
+        if (name != h.name) continue;
+        for (char const* dep : h.needs) add_helper(dep, order);
+        order.push_back(name);
+        return;
+    }
+}
+
+inline char const* helper_text(std::string const& name) {
+    for (auto const& h : wgsl_helpers())
+        if (name == h.name) return h.text;
+    return "";
+}
+
+inline char const* math_function(op code) {
+    switch (code) {
+        case op::exp: return "sy_exp";
+        case op::expm1: return "sy_expm1";
+        case op::log: return "sy_log";
+        case op::log1p: return "sy_log1p";
+        case op::tanh: return "sy_tanh";
+        case op::sigmoid: return "sy_sigmoid";
+        case op::softplus: return "sy_softplus";
+        default: return nullptr;
+    }
+}
+
+inline char const* binary_operator(op code) {
+    switch (code) {
+        case op::add: return "+";
+        case op::sub: return "-";
+        case op::mul: return "*";
+        case op::div: return "/";
+        case op::rem: return "%";
+        case op::lt: return "<";
+        case op::le: return "<=";
+        case op::gt: return ">";
+        case op::ge: return ">=";
+        case op::eq: return "==";
+        case op::ne: return "!=";
+        case op::logical_and: return "&&";
+        case op::logical_or: return "||";
+        case op::bit_and: return "&";
+        case op::bit_or: return "|";
+        case op::bit_xor: return "^";
+        default: return nullptr;
+    }
+}
+
+inline std::string uniform_word(std::uint32_t slot) {
+    static char const lanes[] = "xyzw";
+    return "u.w[" + std::to_string(slot / 4) + "]." + lanes[slot % 4];
+}
+
+}  // namespace detail
+
+inline std::string emit_wgsl(trace const& t) {
+    using namespace detail;
+    auto const& nodes = t.nodes();
+    auto const& bindings = t.bindings();
+    bool uses_f16 = false;
+    std::vector<std::string> helpers;
+    for (auto const& n : nodes) {
+        uses_f16 = uses_f16 || n.type == scalar::f16;
+        if (char const* fn = math_function(n.code)) add_helper(fn, helpers);
+    }
+    for (auto const& b : bindings) uses_f16 = uses_f16 || b.type == scalar::f16;
+
+    std::string s = "// Generated by switchyard from a traced C++ kernel.\n";
+    if (uses_f16) s += "enable f16;\n";
+    s += "\nstruct Uniforms {\n    w: array<vec4<u32>, " + std::to_string((t.uniforms().size() + 3) / 4) + ">,\n};\n\n";
+    for (std::size_t k = 0; k < bindings.size(); ++k) {
+        s += "@group(0) @binding(" + std::to_string(k) + ") var<storage, " +
+             (bindings[k].writable ? "read_write" : "read") + "> b" + std::to_string(k) + ": array<" +
+             wgsl_type(bindings[k].type) + ">;\n";
+    }
+    s += "@group(0) @binding(" + std::to_string(bindings.size()) + ") var<uniform> u: Uniforms;\n\n";
+    for (auto const& h : helpers) s += std::string(helper_text(h)) + "\n";
+
+    std::string const wg = std::to_string(wgsl_workgroup_size);
+    s += "@compute @workgroup_size(" + wg +
+         ")\nfn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,\n"
+         "        @builtin(local_invocation_index) lane: u32) {\n"
+         "    let i = (wg.y * groups.x + wg.x) * " + wg + "u + lane;\n"
+         "    if (i >= u.w[0].x) {\n        return;\n    }\n";
+
+    auto name = [&](std::int32_t id) {
+        std::string n = nodes[static_cast<std::size_t>(id)].code == op::index ? "i" : "v";
+        if (n == "v") n += std::to_string(id);
+        return n;
+    };
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        node const& n = nodes[k];
+        std::string const type = wgsl_type(n.type);
+        std::string expr;
+        switch (n.code) {
+            case op::index: continue;
+            case op::store:
+                s += "    b" + std::to_string(n.slot) + "[" + name(n.a) + "] = " + name(n.b) + ";\n";
+                continue;
+            case op::uniform: {
+                std::string const w = uniform_word(n.slot);
+                switch (n.type) {
+                    case scalar::f32: expr = "bitcast<f32>(" + w + ")"; break;
+                    case scalar::f16: expr = "f16(bitcast<f32>(" + w + "))"; break;
+                    case scalar::i32: expr = "bitcast<i32>(" + w + ")"; break;
+                    case scalar::boolean: expr = "(" + w + " != 0u)"; break;
+                    default: expr = w; break;
+                }
+                break;
+            }
+            case op::load: expr = "b" + std::to_string(n.slot) + "[" + name(n.a) + "]"; break;
+            case op::convert: {
+                scalar const from = t.type_of(n.a);
+                if (from == scalar::boolean)
+                    expr = "select(" + type + "(0), " + type + "(1), " + name(n.a) + ")";
+                else if (n.type == scalar::boolean)
+                    expr = "(" + name(n.a) + " != " + wgsl_type(from) + "(0))";
+                else
+                    expr = type + "(" + name(n.a) + ")";
+                break;
+            }
+            case op::select: expr = "select(" + name(n.c) + ", " + name(n.b) + ", " + name(n.a) + ")"; break;
+            case op::neg: expr = "-" + name(n.a); break;
+            case op::logical_not: expr = "!" + name(n.a); break;
+            case op::bit_not: expr = "~" + name(n.a); break;
+            case op::abs:
+            case op::sqrt:
+                expr = std::string(n.code == op::abs ? "abs(" : "sqrt(") + name(n.a) + ")";
+                break;
+            case op::min:
+            case op::max:
+                expr = std::string(n.code == op::min ? "min(" : "max(") + name(n.a) + ", " + name(n.b) + ")";
+                break;
+            default:
+                if (char const* fn = math_function(n.code)) {
+                    expr = n.type == scalar::f32 ? std::string(fn) + "(" + name(n.a) + ")"
+                                                 : type + "(" + fn + "(f32(" + name(n.a) + ")))";
+                } else {
+                    expr = name(n.a) + " " + binary_operator(n.code) + " " + name(n.b);
+                }
+                break;
+        }
+        s += "    let v" + std::to_string(k) + ": " + type + " = " + expr + ";\n";
+    }
+    s += "}\n";
+    return s;
+}
+
+}  // namespace switchyard::shader

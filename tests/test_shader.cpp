@@ -1,0 +1,185 @@
+// Shader tracing and the WGSL emitter without a GPU: what a traced kernel
+// records, the golden WGSL of the torch example's softplus, the errors of
+// kernels that cannot be traced, kernel_types, and lazy chains on the CPU.
+#include <catch2/catch.hpp>
+
+#include <switchyard/switchyard.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "torch/softplus_math.h"
+
+namespace sy = switchyard;
+using sy::contiguity;
+using sy::device_kind;
+using sy::dtype;
+
+namespace {
+
+using webgpu_f32 = sy::tag<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
+using webgpu_f16_strided = sy::tag<device_kind::webgpu, dtype::f16, contiguity::strided>;
+
+// Views over stand-in buffer handles: tracing never touches memory.
+int buffer_a, buffer_b;
+
+template <typename Tag, typename F>
+sy::shader::trace trace_of(F const& kernel, bool has_f16 = true) {
+    sy::shader::trace t("webgpu", 12345, has_f16);
+    sy::shader::trace_scope const scope(t);
+    kernel(Tag{}, 12345);
+    return t;
+}
+
+// The torch example's softplus kernel body over webgpu views.
+sy::shader::trace softplus_trace(double beta, double threshold) {
+    using storage = sy::storage_t<webgpu_f32>;
+    using compute = sy::compute_t<webgpu_f32>;
+    sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const in(
+        sy::strided_ref::contiguous(&buffer_a, dtype::f32, device_kind::webgpu, {1000}, "x"));
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(
+        sy::strided_ref::contiguous(&buffer_b, dtype::f32, device_kind::webgpu, {1000}, "y"));
+    auto const b = static_cast<compute>(beta), inv_b = static_cast<compute>(1.0 / beta),
+               t = static_cast<compute>(threshold);
+    return trace_of<webgpu_f32>([=](webgpu_f32, std::int64_t i) {
+        out[i] = switchyard_examples::softplus_scalar<storage, compute>(in[i], b, inv_b, t);
+    });
+}
+
+std::string read_file(std::string const& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("kernel_types: plain types on CPU and CUDA, shader values on shader devices", "[shader]") {
+    STATIC_REQUIRE(std::is_same_v<sy::storage_t<sy::tag<device_kind::cpu, dtype::bf16>>, sy::bfloat16>);
+    STATIC_REQUIRE(std::is_same_v<sy::compute_t<sy::tag<device_kind::cpu, dtype::bf16>>, float>);
+    STATIC_REQUIRE(std::is_same_v<sy::storage_t<sy::tag<device_kind::cuda, dtype::f64>>, double>);
+    STATIC_REQUIRE(std::is_same_v<sy::storage_t<webgpu_f32>, sy::shader::value<float>>);
+    STATIC_REQUIRE(std::is_same_v<sy::storage_t<webgpu_f16_strided>, sy::shader::value<sy::half>>);
+    STATIC_REQUIRE(std::is_same_v<sy::compute_t<webgpu_f16_strided>, sy::shader::value<float>>);
+}
+
+TEST_CASE("shader values: host numbers stay on the host, device values record nodes", "[shader]") {
+    using sy::shader::value;
+    value<float> const two = 2.0f;
+    value<float> const six = two * 3 + sy::exp(value<float>(0.0f)) - 1.0f;  // no trace needed
+    CHECK_FALSE(six.symbolic());
+    CHECK(six.host() == 6.0f);
+    CHECK(static_cast<bool>(two < six));
+    CHECK(sy::select(two > six, two, six).host() == 6.0f);
+
+    sy::shader::trace t("webgpu", 0, false);
+    sy::shader::trace_scope const scope(t);
+    value<float> const x = value<float>::from_node(t.uniform(sy::shader::scalar::f32, 0));
+    value<float> const y = sy::max(x * two, 0.0f);
+    CHECK(y.symbolic());
+    CHECK_THROWS_WITH(static_cast<bool>(y > 1.0f), Catch::Contains("switchyard::select"));
+    CHECK_THROWS_WITH(value<sy::half>(2.0f).node_in(t), Catch::Contains("shader-f16"));
+    CHECK_THROWS_WITH(value<double>(2.0).node_in(t), Catch::Contains("f64") && Catch::Contains("webgpu"));
+}
+
+TEST_CASE("shader tracing: scalars become uniforms, so the text does not depend on them", "[shader]") {
+    sy::shader::trace const a = softplus_trace(1.0, 20.0);
+    sy::shader::trace const b = softplus_trace(2.5, 7.0);
+    CHECK(sy::shader::emit_wgsl(a) == sy::shader::emit_wgsl(b));
+    CHECK(a.uniforms() != b.uniforms());
+    REQUIRE(a.bindings().size() == 2);
+    CHECK_FALSE(a.bindings()[0].writable);
+    CHECK(a.bindings()[1].writable);
+    CHECK(a.bindings()[0].bytes == 4000);
+}
+
+TEST_CASE("shader tracing: golden WGSL of the torch example's softplus", "[shader][golden]") {
+    std::string const wgsl = sy::shader::emit_wgsl(softplus_trace(1.0, 20.0));
+    std::string const path = std::string(SWITCHYARD_TEST_DIR) + "/golden/softplus_f32.wgsl";
+    if (std::getenv("SWITCHYARD_UPDATE_GOLDEN")) std::ofstream(path) << wgsl;
+    INFO("emitted:\n" << wgsl << "\n(set SWITCHYARD_UPDATE_GOLDEN=1 to rewrite " << path << ")");
+    CHECK(wgsl == read_file(path));
+}
+
+TEST_CASE("shader tracing: strided f16 views walk sizes and strides from uniforms", "[shader]") {
+    // A transposed 3 x 5 f16 array: the walk divides by one size, whatever the shape.
+    auto const xt = sy::strided_ref::make(&buffer_a, dtype::f16, device_kind::webgpu, {5, 3}, {1, 5}, "x.T");
+    auto const y = sy::strided_ref::contiguous(&buffer_b, dtype::f16, device_kind::webgpu, {5, 3}, "y");
+    sy::flat_in<device_kind::webgpu, dtype::f16, contiguity::strided> const in(xt);
+    sy::flat_out<device_kind::webgpu, dtype::f16, contiguity::strided> const out(y);
+    using storage = sy::storage_t<webgpu_f16_strided>;
+    using compute = sy::compute_t<webgpu_f16_strided>;
+    auto const t = trace_of<webgpu_f16_strided>([=](webgpu_f16_strided, std::int64_t i) {
+        out[i] = static_cast<storage>(sy::sigmoid(static_cast<compute>(in[i])));
+    });
+    std::string const wgsl = sy::shader::emit_wgsl(t);
+    CHECK(wgsl.find("enable f16;") != std::string::npos);
+    CHECK(wgsl.find("array<f16>") != std::string::npos);
+    CHECK(wgsl.find(" % ") != std::string::npos);  // the index walk
+    CHECK(wgsl.find("sy_sigmoid(v") != std::string::npos);  // computed in f32
+    CHECK(wgsl.find(": f16 = f16(v") != std::string::npos);    // stored as f16
+    CHECK(t.bindings()[0].bytes == 15 * 2);
+    // Without shader-f16 the same kernel is refused, naming the feature.
+    CHECK_THROWS_WITH(trace_of<webgpu_f16_strided>(
+                          [=](webgpu_f16_strided, std::int64_t i) { out[i] = static_cast<storage>(in[i]); }, false),
+                      Catch::Contains("shader-f16"));
+}
+
+TEST_CASE("shader views: unsupported dtypes and layouts are refused at construction", "[shader]") {
+    auto const neg = sy::strided_ref::make(&buffer_a, dtype::f32, device_kind::webgpu, {4}, {-1}, "reversed");
+    CHECK_THROWS_WITH((sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::strided>(neg)),
+                      Catch::Contains("'reversed'") && Catch::Contains("negative stride"));
+    auto const bf = sy::strided_ref::contiguous(&buffer_a, dtype::bf16, device_kind::webgpu, {4}, "w");
+    CHECK_THROWS_WITH((sy::flat_in<device_kind::webgpu, dtype::bf16, contiguity::contiguous>(bf)),
+                      Catch::Contains("'w'") && Catch::Contains("bf16"));
+    auto const cpu = sy::strided_ref::contiguous(&buffer_a, dtype::f32, device_kind::cpu, {4}, "x");
+    CHECK_THROWS_WITH((sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous>(cpu)),
+                      Catch::Contains("'x' is on cpu"));
+}
+
+TEST_CASE("lazy chains on the CPU fuse into one pass over any layout", "[lazy]") {
+    std::vector<float> x(12), y(12), out(12, -1.0f);
+    for (int i = 0; i < 12; ++i) {
+        x[static_cast<std::size_t>(i)] = static_cast<float>(i - 6);
+        y[static_cast<std::size_t>(i)] = static_cast<float>(i) * 0.5f;
+    }
+    // x is read through its transpose; y and out are row-major 4 x 3.
+    auto const xt = sy::strided_ref::make(x.data(), dtype::f32, device_kind::cpu, {4, 3}, {1, 4}, "x.T");
+    auto const yr = sy::strided_ref::contiguous(y.data(), dtype::f32, device_kind::cpu, {4, 3}, "y");
+    auto const outr = sy::strided_ref::contiguous(out.data(), dtype::f32, device_kind::cpu, {4, 3}, "out");
+    auto const chain = sy::lazy(xt).relu().mul(2.0f).add(yr).map([](auto v) { return sy::tanh(v); });
+    STATIC_REQUIRE(decltype(chain)::steps == 4);
+    STATIC_REQUIRE(decltype(chain)::array_operands == 1);
+    chain.compute(outr);
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 3; ++c) {
+            float const xv = x[static_cast<std::size_t>(c * 4 + r)], yv = y[static_cast<std::size_t>(r * 3 + c)];
+            CHECK(out[static_cast<std::size_t>(r * 3 + c)] == sy::tanh(std::max(xv, 0.0f) * 2.0f + yv));
+        }
+    CHECK(chain.to_host<float>() == out);
+
+    // bf16 computes in f32 and rounds once at the store.
+    std::vector<sy::bfloat16> xb(12);
+    for (std::size_t i = 0; i < 12; ++i) xb[i] = sy::bfloat16(x[i]);
+    auto const xbr = sy::strided_ref::contiguous(xb.data(), dtype::bf16, device_kind::cpu, {12}, "xb");
+    std::vector<sy::bfloat16> const hb = sy::lazy(xbr).sub(1.0).div(4.0).to_host<sy::bfloat16>();
+    CHECK(static_cast<float>(hb[0]) == static_cast<float>(sy::bfloat16((-6.0f - 1.0f) / 4.0f)));
+}
+
+TEST_CASE("lazy chains refuse operands that do not match, naming them", "[lazy]") {
+    std::vector<float> x(6), y(5);
+    std::vector<double> d(6);
+    auto const xr = sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {6}, "x");
+    auto const yr = sy::strided_ref::contiguous(y.data(), dtype::f32, device_kind::cpu, {5}, "y");
+    auto const dr = sy::strided_ref::contiguous(d.data(), dtype::f64, device_kind::cpu, {6}, "d");
+    CHECK_THROWS_WITH(sy::lazy(xr).add(yr).to_host<float>(), Catch::Contains("'y'") && Catch::Contains("shape"));
+    CHECK_THROWS_WITH(sy::lazy(xr).add(dr).to_host<float>(), Catch::Contains("'d' has dtype f64"));
+    CHECK_THROWS_WITH(sy::lazy(xr).relu().to_host<double>(), Catch::Contains("f32"));
+    auto const gpu = sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::webgpu, {6}, "g");
+    CHECK_THROWS_WITH(sy::lazy(xr).add(gpu).to_host<float>(), Catch::Contains("'g' is on webgpu"));
+}

@@ -1,0 +1,418 @@
+// for_each and lazy chains on WebGPU (lavapipe in CI), checked against the
+// same kernels on the CPU: softplus (the torch example's scalar function,
+// unchanged), relu, strided and f16 views, sizes that are not multiples of
+// the workgroup and beyond 65535 workgroups, batching and fusion counters,
+// and the errors a kernel or its data can cause.
+#include <catch2/catch.hpp>
+
+#include <switchyard/switchyard.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "torch/softplus_math.h"
+
+namespace sy = switchyard;
+using sy::contiguity;
+using sy::device_kind;
+using sy::dtype;
+
+namespace {
+
+sy::webgpu_device& dev() { return sy::current_webgpu_device(); }
+
+// A device buffer holding `host`, freed with the test.
+struct device_array {
+    void* buffer = nullptr;
+    std::size_t bytes = 0;
+    template <typename T>
+    explicit device_array(std::vector<T> const& host) : bytes(host.size() * sizeof(T)) {
+        buffer = dev().alloc(bytes);
+        dev().copy_from_host(buffer, host.data(), bytes);
+    }
+    explicit device_array(std::size_t n_bytes) : buffer(dev().alloc(n_bytes)), bytes(n_bytes) {}
+    ~device_array() { dev().free(buffer); }
+    device_array(device_array const&) = delete;
+    device_array& operator=(device_array const&) = delete;
+    template <typename T>
+    std::vector<T> read(std::size_t n) const {
+        std::vector<T> host(n);
+        dev().copy_to_host(host.data(), buffer, n * sizeof(T));
+        return host;
+    }
+    sy::strided_ref ref(dtype type, std::initializer_list<std::int64_t> sizes, char const* name) const {
+        return sy::strided_ref::contiguous(buffer, type, device_kind::webgpu, sizes, name);
+    }
+};
+
+// The torch example's softplus kernel, as an op over any device, dtype and
+// contiguity: what a user writes once.
+template <typename Tag>
+void softplus(Tag tag, sy::strided_ref const& x, sy::strided_ref const& y, double beta, double threshold) {
+    constexpr auto device = sy::tag_get<device_kind>(Tag{});
+    constexpr auto type = sy::tag_get<dtype>(Tag{});
+    constexpr auto contig = sy::tag_get<contiguity>(Tag{});
+    using storage = sy::storage_t<Tag>;
+    using compute = sy::compute_t<Tag>;
+    auto const order = sy::iteration_order_of(y, x);
+    sy::flat_in<device, type, contig> const in(x, order);
+    sy::flat_out<device, type, contig> const out(y, order);
+    auto const b = static_cast<compute>(beta), inv_b = static_cast<compute>(1.0 / beta),
+               t = static_cast<compute>(threshold);
+    sy::for_each(tag, out.size(), [=](Tag, std::int64_t i) {
+        out[i] = switchyard_examples::softplus_scalar<storage, compute>(in[i], b, inv_b, t);
+    });
+}
+
+template <auto Device, auto Type, auto Contig>
+using tag_of = sy::tag<Device, Type, Contig>;
+
+double ulp_distance(float a, float b) {
+    if (a == b) return 0;
+    double const ulp = std::nextafter(std::fabs(b), INFINITY) - std::fabs(b);
+    return std::fabs(static_cast<double>(a) - b) / ulp;
+}
+
+std::vector<float> test_inputs(std::size_t n) {
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int>(i % 4001) - 2000) * 0.021f;
+    return x;
+}
+
+}  // namespace
+
+TEST_CASE("webgpu for_each: softplus matches the CPU for sizes around the workgroup", "[webgpu][for_each]") {
+    for (std::size_t n : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257}, std::size_t{100003}}) {
+        for (double beta : {1.0, 2.5}) {
+            INFO("n = " << n << ", beta = " << beta);
+            std::vector<float> const host = test_inputs(n);
+            std::vector<float> expected(n);
+            auto const n64 = static_cast<std::int64_t>(n);
+            softplus(tag_of<device_kind::cpu, dtype::f32, contiguity::contiguous>{},
+                     sy::strided_ref::contiguous(const_cast<float*>(host.data()), dtype::f32, device_kind::cpu, {n64}, "x"),
+                     sy::strided_ref::contiguous(expected.data(), dtype::f32, device_kind::cpu, {n64}, "y"), beta, 20.0);
+
+            device_array const x(host), y(n * sizeof(float));
+            softplus(tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>{}, x.ref(dtype::f32, {n64}, "x"),
+                     y.ref(dtype::f32, {n64}, "y"), beta, 20.0);
+            std::vector<float> const got = y.read<float>(n);
+            double worst = 0;
+            for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, ulp_distance(got[i], expected[i]));
+            CHECK(worst <= 4.0);
+        }
+    }
+}
+
+namespace {
+
+// out[i] = f(in[i]) on WebGPU; f is written once for float and shader values.
+template <typename F>
+std::vector<float> on_webgpu(std::vector<float> const& host, F f) {
+    using webgpu_f32 = tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
+    auto const n = static_cast<std::int64_t>(host.size());
+    device_array const x(host), y(host.size() * sizeof(float));
+    sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const in(x.ref(dtype::f32, {n}, "x"));
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(y.ref(dtype::f32, {n}, "y"));
+    sy::for_each(webgpu_f32{}, n, [=](webgpu_f32, std::int64_t i) { out[i] = f(in[i]); });
+    return y.read<float>(host.size());
+}
+
+}  // namespace
+
+TEST_CASE("webgpu for_each: every math function agrees with switchyard/math.h", "[webgpu][math]") {
+    // Inputs whose results are normal floats (GPUs may flush subnormals).
+    std::vector<float> wide, positive, unit;
+    for (int k = -4000; k <= 4000; ++k) wide.push_back(static_cast<float>(k) * 0.02173f);
+    for (int k = 1; k <= 8000; ++k) positive.push_back(std::ldexp(1.0f + static_cast<float>(k % 97) / 97.0f, k % 120 - 60));
+    for (int k = -3999; k <= 4000; ++k) unit.push_back(static_cast<float>(k) / 4001.0f);
+    auto check = [](char const* name, std::vector<float> const& x, std::vector<float> const& got, auto reference,
+                    double max_ulp) {
+        double worst = 0;
+        float worst_x = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            double const d = ulp_distance(got[i], reference(x[i]));
+            if (d > worst) worst = d, worst_x = x[i];
+        }
+        INFO(name << ": worst " << worst << " ulp at x = " << worst_x);
+        CHECK(worst <= max_ulp);
+    };
+    check("exp", wide, on_webgpu(wide, [](auto v) { return sy::exp(v); }), [](float v) { return sy::exp(v); }, 2);
+    check("expm1", wide, on_webgpu(wide, [](auto v) { return sy::expm1(v); }), [](float v) { return sy::expm1(v); }, 2);
+    check("log", positive, on_webgpu(positive, [](auto v) { return sy::log(v); }), [](float v) { return sy::log(v); }, 2);
+    check("log1p", unit, on_webgpu(unit, [](auto v) { return sy::log1p(v); }), [](float v) { return sy::log1p(v); }, 2);
+    check("tanh", wide, on_webgpu(wide, [](auto v) { return sy::tanh(v); }), [](float v) { return sy::tanh(v); }, 2);
+    check("sigmoid", wide, on_webgpu(wide, [](auto v) { return sy::sigmoid(v); }), [](float v) { return sy::sigmoid(v); }, 2);
+    check("softplus", wide, on_webgpu(wide, [](auto v) { return sy::softplus(v); }), [](float v) { return sy::softplus(v); }, 2);
+    check("sqrt", positive, on_webgpu(positive, [](auto v) { return sy::sqrt(v); }), [](float v) { return sy::sqrt(v); }, 1);
+    check("abs, min, max", wide, on_webgpu(wide, [](auto v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }),
+          [](float v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }, 0);
+}
+
+TEST_CASE("webgpu for_each: a new beta reuses the compiled pipeline", "[webgpu][for_each]") {
+    std::vector<float> const host = test_inputs(1000);
+    device_array const x(host), y(host.size() * sizeof(float));
+    using webgpu_f32 = tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
+    softplus(webgpu_f32{}, x.ref(dtype::f32, {1000}, "x"), y.ref(dtype::f32, {1000}, "y"), 1.0, 20.0);
+    std::size_t const pipelines = dev().cached_pipelines();
+    softplus(webgpu_f32{}, x.ref(dtype::f32, {1000}, "x"), y.ref(dtype::f32, {1000}, "y"), 3.0, 5.0);
+    CHECK(dev().cached_pipelines() == pipelines);
+    std::vector<float> const got = y.read<float>(1000);
+    for (std::size_t i = 0; i < host.size(); ++i) {
+        float const bx = 3.0f * host[i];
+        float const want = bx > 5.0f ? host[i] : std::log1p(std::exp(bx)) / 3.0f;
+        REQUIRE(std::fabs(got[i] - want) <= 1e-6f * std::max(1.0f, std::fabs(want)));
+    }
+}
+
+TEST_CASE("webgpu for_each: relu beyond 65535 workgroups of 256", "[webgpu][for_each]") {
+    std::size_t const n = 65535u * 256u + 1000u;
+    std::vector<float> host(n);
+    for (std::size_t i = 0; i < n; ++i) host[i] = (i % 3 == 0 ? -1.0f : 1.0f) * static_cast<float>(i % 1024);
+    device_array const x(host), y(n * sizeof(float));
+    using webgpu_f32 = tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
+    auto const n64 = static_cast<std::int64_t>(n);
+    sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const in(x.ref(dtype::f32, {n64}, "x"));
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(y.ref(dtype::f32, {n64}, "y"));
+    dev().reset_counters();
+    sy::for_each(webgpu_f32{}, n64, [=](webgpu_f32, std::int64_t i) { out[i] = sy::max(in[i], 0.0f); });
+    CHECK(dev().counters().submits == 0);  // recorded, not submitted
+    std::vector<float> const got = y.read<float>(n);
+    CHECK(dev().counters().submits == 1);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += got[i] != std::max(host[i], 0.0f);
+    CHECK(wrong == 0);
+}
+
+TEST_CASE("webgpu for_each: strided (transposed) input", "[webgpu][for_each]") {
+    // x is 37 x 53 row-major; the op reads x.T (53 x 37) into a row-major y.
+    std::int64_t const rows = 37, cols = 53;
+    std::vector<float> const host = test_inputs(static_cast<std::size_t>(rows * cols));
+    device_array const x(host), y(host.size() * sizeof(float));
+    auto const xt = sy::strided_ref::make(x.buffer, dtype::f32, device_kind::webgpu, {cols, rows}, {1, cols}, "x.T");
+    auto const yr = y.ref(dtype::f32, {cols, rows}, "y");
+    REQUIRE(sy::combined_contiguity(yr, xt) == contiguity::strided);
+    softplus(tag_of<device_kind::webgpu, dtype::f32, contiguity::strided>{}, xt, yr, 1.0, 20.0);
+    std::vector<float> const got = y.read<float>(host.size());
+    double worst = 0;
+    for (std::int64_t r = 0; r < cols; ++r)
+        for (std::int64_t c = 0; c < rows; ++c) {
+            float const v = host[static_cast<std::size_t>(c * cols + r)];
+            worst = std::max(worst, ulp_distance(got[static_cast<std::size_t>(r * rows + c)], sy::softplus(v)));
+        }
+    CHECK(worst <= 4.0);
+}
+
+TEST_CASE("webgpu for_each: f16 storage computes in f32", "[webgpu][for_each][f16]") {
+    if (!dev().has_f16()) {
+        WARN("adapter lacks shader-f16: f16 is refused instead");
+        std::vector<sy::half> const host(10, sy::half(1.0f));
+        device_array const x(host), y(host.size() * 2);
+        CHECK_THROWS_WITH(softplus(tag_of<device_kind::webgpu, dtype::f16, contiguity::contiguous>{},
+                                   x.ref(dtype::f16, {10}, "x"), y.ref(dtype::f16, {10}, "y"), 1.0, 20.0),
+                          Catch::Contains("shader-f16"));
+        return;
+    }
+    std::size_t const n = 1001;  // odd: the last half word is padded
+    std::vector<float> const values = test_inputs(n);
+    std::vector<sy::half> host(n), expected(n);
+    for (std::size_t i = 0; i < n; ++i) host[i] = sy::half(values[i] * 0.25f);
+    softplus(tag_of<device_kind::cpu, dtype::f16, contiguity::contiguous>{},
+             sy::strided_ref::contiguous(host.data(), dtype::f16, device_kind::cpu, {1001}, "x"),
+             sy::strided_ref::contiguous(expected.data(), dtype::f16, device_kind::cpu, {1001}, "y"), 1.0, 20.0);
+    device_array const x(host), y(n * 2);
+    softplus(tag_of<device_kind::webgpu, dtype::f16, contiguity::contiguous>{}, x.ref(dtype::f16, {1001}, "x"),
+             y.ref(dtype::f16, {1001}, "y"), 1.0, 20.0);
+    std::vector<sy::half> const got = y.read<sy::half>(n);
+    std::size_t off_by_more_than_one = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t a = 0, b = 0;
+        std::memcpy(&a, &got[i], 2);
+        std::memcpy(&b, &expected[i], 2);
+        off_by_more_than_one += (a > b ? a - b : b - a) > 1;
+    }
+    CHECK(off_by_more_than_one == 0);
+}
+
+TEST_CASE("webgpu for_each: kernels and data a shader cannot run are refused clearly", "[webgpu][errors]") {
+    using webgpu_f32 = tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
+    std::vector<float> const host(64, 1.0f);
+    device_array const x(host), y(host.size() * 4);
+    sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const in(x.ref(dtype::f32, {64}, "x"));
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(y.ref(dtype::f32, {64}, "y"));
+
+    SECTION("f64 data: dtype and device named") {
+        std::vector<double> const doubles(8, 1.0);
+        device_array const d(doubles);
+        CHECK_THROWS_WITH((sy::flat_in<device_kind::webgpu, dtype::f64, contiguity::contiguous>(
+                              d.ref(dtype::f64, {8}, "weights"))),
+                          Catch::Contains("'weights'") && Catch::Contains("f64") && Catch::Contains("webgpu"));
+    }
+    SECTION("an `if` on a device value") {
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 64,
+                                       [=](webgpu_f32, std::int64_t i) {
+                                           if (in[i] > 0.0f) out[i] = 1.0f;
+                                       }),
+                          Catch::Contains("switchyard::select"));
+    }
+    SECTION("a view read at another index") {
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 63, [=](webgpu_f32, std::int64_t i) { out[i] = in[i + 1]; }),
+                          Catch::Contains("for_each index"));
+    }
+    SECTION("arithmetic on the index") {
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 64,
+                                       [=](webgpu_f32, std::int64_t i) { out[i] = static_cast<float>(i % 7); }),
+                          Catch::Contains("computes with its for_each index"));
+    }
+    SECTION("a buffer that is not the device's") {
+        float not_a_buffer[4] = {};
+        sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const foreign(
+            sy::strided_ref::contiguous(not_a_buffer, dtype::f32, device_kind::webgpu, {4}, "host_array"));
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 4, [=](webgpu_f32, std::int64_t i) { out[i] = foreign[i]; }),
+                          Catch::Contains("'host_array'") && Catch::Contains("not a live buffer"));
+    }
+    SECTION("a binding above maxStorageBufferBindingSize") {
+        std::uint64_t const limit = dev().limits().maxStorageBufferBindingSize;
+        std::uint64_t const elements = limit / 4 + 1024;
+        if (elements * 4 > dev().limits().maxBufferSize) {
+            WARN("this adapter's maxBufferSize does not exceed its binding limit: nothing to refuse");
+            return;
+        }
+        device_array const big(static_cast<std::size_t>(elements * 4));
+        auto const n = static_cast<std::int64_t>(elements);
+        sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const huge(
+            big.ref(dtype::f32, {n}, "huge"));
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, n, [=](webgpu_f32, std::int64_t i) { huge[i] = 0.0f; }),
+                          Catch::Contains("maxStorageBufferBindingSize"));
+    }
+    // The device still works after every refusal.
+    sy::for_each(webgpu_f32{}, 64, [=](webgpu_f32, std::int64_t i) { out[i] = in[i] * 3.0f; });
+    CHECK(y.read<float>(64) == std::vector<float>(64, 3.0f));
+}
+
+namespace {
+
+// 100 steps of scalar arithmetic and relu, built at compile time.
+template <int N, typename Chain>
+auto long_chain(Chain const& chain) {
+    if constexpr (N == 0)
+        return chain;
+    else if constexpr (N % 4 == 0)
+        return long_chain<N - 1>(chain.relu());
+    else if constexpr (N % 4 == 1)
+        return long_chain<N - 1>(chain.mul(1.25));
+    else if constexpr (N % 4 == 2)
+        return long_chain<N - 1>(chain.add(-0.5));
+    else
+        return long_chain<N - 1>(chain.div(1.125));
+}
+
+}  // namespace
+
+TEST_CASE("webgpu lazy: a 3-step chain is 1 submit, 2 transfers and 1 fused dispatch", "[webgpu][lazy]") {
+    std::size_t const n = 1 << 16;
+    std::vector<float> const hx = test_inputs(n);
+    std::vector<float> hy(n);
+    for (std::size_t i = 0; i < n; ++i) hy[i] = static_cast<float>(i % 17) * 0.5f;
+    device_array const y(hy);  // resident on the device, like a weight
+    device_array x(n * 4);
+    auto const n64 = static_cast<std::int64_t>(n);
+
+    dev().sync();
+    dev().reset_counters();
+    dev().copy_from_host(x.buffer, hx.data(), n * 4);
+    std::vector<float> const got =
+        sy::lazy(x.ref(dtype::f32, {n64}, "x")).relu().mul(2.0f).add(y.ref(dtype::f32, {n64}, "y")).to_host<float>();
+    auto const c = dev().counters();
+    CHECK(c.submits == 1);
+    CHECK(c.transfers() == 2);
+    CHECK(c.dispatches == 1);
+
+    auto const cx = sy::strided_ref::contiguous(const_cast<float*>(hx.data()), dtype::f32, device_kind::cpu, {n64}, "x");
+    auto const cy = sy::strided_ref::contiguous(hy.data(), dtype::f32, device_kind::cpu, {n64}, "y");
+    CHECK(got == sy::lazy(cx).relu().mul(2.0f).add(cy).to_host<float>());
+
+    // Unfused, the same chain is 3 dispatches, still one submit.
+    dev().reset_counters();
+    std::vector<float> const per_step = sy::lazy(x.ref(dtype::f32, {n64}, "x"))
+                                            .relu()
+                                            .mul(2.0f)
+                                            .add(y.ref(dtype::f32, {n64}, "y"))
+                                            .to_host<float>(sy::fusion::per_step);
+    CHECK(dev().counters().dispatches == 3);
+    CHECK(dev().counters().submits == 1);
+    CHECK(per_step == got);
+}
+
+TEST_CASE("webgpu lazy: 100 steps peak at 3 live buffers", "[webgpu][lazy]") {
+    std::size_t const n = 4099;
+    std::vector<float> const hx = test_inputs(n);
+    auto const n64 = static_cast<std::int64_t>(n);
+    dev().sync();
+    std::uint64_t const live_before = dev().live_buffers();
+    dev().reset_counters();
+    std::vector<float> got;
+    {
+        device_array const x(hx);
+        auto const chain = long_chain<100>(sy::lazy(x.ref(dtype::f32, {n64}, "x")));
+        STATIC_REQUIRE(decltype(chain)::steps == 100);
+        got = chain.to_host<float>();
+        CHECK(dev().counters().dispatches == 1);
+        got = chain.to_host<float>(sy::fusion::per_step);  // 100 dispatches through two ping-pong buffers
+        CHECK(dev().counters().dispatches == 101);
+    }
+    CHECK(dev().peak_live_buffers() - live_before <= 3);
+
+    auto const cx = sy::strided_ref::contiguous(const_cast<float*>(hx.data()), dtype::f32, device_kind::cpu, {n64}, "x");
+    std::vector<float> const expected = long_chain<100>(sy::lazy(cx)).to_host<float>();
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        worst = std::max(worst, static_cast<double>(std::fabs(got[i] - expected[i]) / std::max(1.0f, std::fabs(expected[i]))));
+    CHECK(worst < 1e-5);
+}
+
+namespace {
+
+// x + y[0] + y[1] + ... + y[K-1], one add step per array.
+template <std::size_t K, typename Chain>
+auto add_all(Chain const& chain, std::vector<sy::strided_ref> const& ys) {
+    if constexpr (K == 0)
+        return chain;
+    else
+        return add_all<K - 1>(chain.add(ys[ys.size() - K]), ys);
+}
+
+}  // namespace
+
+TEST_CASE("webgpu lazy: a chain with more arrays than one shader binds runs in segments", "[webgpu][lazy]") {
+    constexpr std::size_t arrays = 40;
+    std::size_t const n = 3000;
+    auto const n64 = static_cast<std::int64_t>(n);
+    std::vector<float> const hx = test_inputs(n);
+    std::vector<std::unique_ptr<device_array>> buffers;
+    std::vector<sy::strided_ref> ys;
+    for (std::size_t k = 0; k < arrays; ++k) {
+        buffers.push_back(std::make_unique<device_array>(std::vector<float>(n, static_cast<float>(k + 1))));
+        ys.push_back(buffers.back()->ref(dtype::f32, {n64}, "y"));
+    }
+    device_array const x(hx);
+    auto const chain = add_all<arrays>(sy::lazy(x.ref(dtype::f32, {n64}, "x")), ys);
+    dev().sync();
+    dev().reset_counters();
+    std::vector<float> const got = chain.to_host<float>();
+    std::uint64_t const per_shader = dev().limits().maxStorageBuffersPerShaderStage;
+    INFO("storage buffers per shader stage: " << per_shader);
+    if (per_shader < arrays + 2)
+        CHECK(dev().counters().dispatches == (arrays + per_shader - 3) / (per_shader - 2));
+    else
+        WARN("this adapter binds all " << arrays + 2 << " buffers in one shader: the chain did not need to split");
+    CHECK(dev().counters().submits == 1);
+    for (std::size_t i = 0; i < n; ++i) {
+        float expected = hx[i];
+        for (std::size_t k = 0; k < arrays; ++k) expected += static_cast<float>(k + 1);
+        REQUIRE(got[i] == expected);
+    }
+}
