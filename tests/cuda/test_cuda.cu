@@ -299,6 +299,31 @@ void test_math_on_device() {
     dev.free(out);
 }
 
+// A lazy chain on CUDA: one fused for_each, checked against the same chain
+// on the CPU; the array operand is read through a transpose.
+void test_lazy_chain() {
+    std::int64_t const rows = 300, cols = 700, n = rows * cols;
+    std::vector<float> hx(n), hy(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+        hx[i] = static_cast<float>(i % 101) * 0.1f - 5.0f;
+        hy[i] = static_cast<float>(i % 13);
+    }
+    sy::cuda_device dev{0};
+    void* x = dev.alloc(n * 4);
+    void* y = dev.alloc(n * 4);
+    dev.copy_from_host(x, hx.data(), n * 4);
+    dev.copy_from_host(y, hy.data(), n * 4);
+    auto const xr = sy::strided_ref::make(x, dtype::f32, device_kind::cuda, {rows, cols}, {cols, 1}, "x");
+    auto const yt = sy::strided_ref::make(y, dtype::f32, device_kind::cuda, {rows, cols}, {1, rows}, "y.T");
+    std::vector<float> const got = sy::lazy(xr).relu().mul(2.0).add(yt).sub(1.0).to_host<float>();
+    auto const cx = sy::strided_ref::make(hx.data(), dtype::f32, device_kind::cpu, {rows, cols}, {cols, 1}, "x");
+    auto const cy = sy::strided_ref::make(hy.data(), dtype::f32, device_kind::cpu, {rows, cols}, {1, rows}, "y.T");
+    std::vector<float> const expected = sy::lazy(cx).relu().mul(2.0).add(cy).sub(1.0).to_host<float>();
+    CHECK(got == expected);
+    dev.free(x);
+    dev.free(y);
+}
+
 }  // namespace
 
 int main() {
@@ -318,6 +343,7 @@ int main() {
         test_block_sizes_and_streams();
         if (!under_sanitizer) test_64bit_count();
         test_math_on_device();
+        test_lazy_chain();
     } catch (std::exception const& e) {
         std::printf("FAIL: unexpected exception: %s\n", e.what());
         return 1;

@@ -7,6 +7,7 @@
 
 #include <switchyard/switchyard.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -71,8 +72,11 @@ void softplus(Tag tag, sy::strided_ref const& x, sy::strided_ref const& y, doubl
 template <auto Device, auto Type, auto Contig>
 using tag_of = sy::tag<Device, Type, Contig>;
 
+// Distance in units of b's last place. Results below FLT_MIN count as equal:
+// WGSL lets a GPU flush subnormals to zero (NVIDIA's Vulkan driver does).
 double ulp_distance(float a, float b) {
     if (a == b) return 0;
+    if (std::fabs(a) < FLT_MIN && std::fabs(b) < FLT_MIN) return 0;
     double const ulp = std::nextafter(std::fabs(b), INFINITY) - std::fabs(b);
     return std::fabs(static_cast<double>(a) - b) / ulp;
 }
@@ -371,7 +375,7 @@ TEST_CASE("webgpu lazy: 100 steps peak at 3 live buffers", "[webgpu][lazy]") {
     double worst = 0;
     for (std::size_t i = 0; i < n; ++i)
         worst = std::max(worst, static_cast<double>(std::fabs(got[i] - expected[i]) / std::max(1.0f, std::fabs(expected[i]))));
-    CHECK(worst < 1e-5);
+    CHECK(worst < 1e-4);  // 100 roundings, which a GPU may contract into FMAs
 }
 
 namespace {

@@ -240,6 +240,10 @@ private:
                           chain_);
     }
 
+public:
+    // How compute() runs, through a dispatch table. Public only because nvcc
+    // requires an extended __host__ __device__ lambda's enclosing function to be.
+
     // The dispatch table's op: one instantiation per (device, dtype, contiguity).
     struct runner {
         template <typename Tag>
@@ -367,6 +371,7 @@ private:
 #endif
     }
 
+private:
     static constexpr std::size_t steps_or_one() { return steps > 0 ? steps : 1; }
 
     strided_ref source_;
