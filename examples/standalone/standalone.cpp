@@ -1,7 +1,9 @@
-// switchyard without PyTorch: softplus over raw buffers. One scalar function,
-// one tag-constrained impl, a sparse dispatch table, views over plain memory
-// and for_each on the CPU thread pool.
+// switchyard without PyTorch: softplus over raw buffers (softplus_op.h: one
+// scalar function, one tag-constrained impl, a sparse dispatch table), views
+// over plain memory and for_each on the CPU thread pool.
 #include <switchyard/switchyard.h>
+
+#include "softplus_op.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -9,39 +11,7 @@
 
 namespace sy = switchyard;
 
-template <typename C>
-C softplus(C x, C beta, C threshold) {
-    C const bx = beta * x;
-    return sy::select(bx > threshold, x, sy::softplus(bx) / beta);
-}
-
-struct softplus_op {
-    template <typename Tag>
-        requires sy::with_value<Tag, sy::device_kind::cpu> && sy::with_type<Tag, sy::dtype> &&
-                 sy::with_type<Tag, sy::contiguity>
-    static void op(Tag tag, sy::strided_ref const& x, sy::strided_ref const& y, double beta, double threshold) {
-        constexpr auto dt = sy::tag_get<sy::dtype>(Tag{});
-        constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
-        using storage = sy::dtype_storage_t<dt>;
-        using compute = sy::dtype_compute_t<dt>;
-        auto const order = sy::iteration_order_of(y, x);
-        sy::flat_in<sy::device_kind::cpu, dt, contig> const in(x, order);
-        sy::flat_out<sy::device_kind::cpu, dt, contig> const out(y, order);
-        auto const b = static_cast<compute>(beta), t = static_cast<compute>(threshold);
-        sy::for_each(tag, out.size(), [=](Tag, std::int64_t i) {
-            out[i] = static_cast<storage>(softplus(static_cast<compute>(in[i]), b, t));
-        });
-    }
-
-    using space = sy::axes<sy::full_device_axis, sy::float_dtype_axis, sy::full_contiguity_axis>;
-    using subspaces = sy::coverage<sy::axes<sy::axis<sy::device_kind::cpu>, sy::float_dtype_axis, sy::full_contiguity_axis>>;
-    using dispatcher = sy::dispatch_table<space, void(sy::strided_ref const&, sy::strided_ref const&, double, double)>;
-};
-
-void softplus(sy::strided_ref const& x, sy::strided_ref const& y, double beta = 1, double threshold = 20) {
-    static auto const table = sy::dispatch_table_from_op<softplus_op>("softplus");
-    table.select(sy::dispatch_set{x.device, x.type, sy::combined_contiguity(y, x)})(x, y, beta, threshold);
-}
+using softplus_example::softplus;
 
 int main() {
     // A 3 x 4 row-major matrix, read through its transpose.

@@ -1,9 +1,11 @@
-// One C++ kernel on the CPU and on WebGPU, without PyTorch: the kernel
-// computes with storage_t<Tag> / compute_t<Tag>, which are float on the CPU
-// and symbolic values on WebGPU, where for_each traces it into a WGSL shader.
-// Then a lazy chain, fused into one shader and submitted once.
+// One C++ kernel on the CPU and on WebGPU, without PyTorch: softplus_op.h's
+// impl computes with storage_t<Tag> / compute_t<Tag>, which are plain floats
+// on the CPU and symbolic values on WebGPU, where for_each traces it into a
+// WGSL shader. Then a lazy chain, fused into one shader and submitted once.
 // Build: link the switchyard::webgpu CMake target (defines SWITCHYARD_WITH_WEBGPU).
 #include <switchyard/switchyard.h>
+
+#include "softplus_op.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -11,29 +13,13 @@
 
 namespace sy = switchyard;
 
-template <typename Tag>
-void softplus(Tag tag, sy::strided_ref const& x, sy::strided_ref const& y, double beta) {
-    constexpr auto device = sy::tag_get<sy::device_kind>(Tag{});
-    using storage = sy::storage_t<Tag>;
-    using compute = sy::compute_t<Tag>;
-    sy::flat_in<device, sy::dtype::f32, sy::contiguity::contiguous> const in(x);
-    sy::flat_out<device, sy::dtype::f32, sy::contiguity::contiguous> const out(y);
-    compute const b = static_cast<compute>(beta), inv_b = static_cast<compute>(1.0 / beta);
-    sy::for_each(tag, out.size(), [=](Tag, std::int64_t i) {
-        compute const xc = static_cast<compute>(in[i]);
-        compute const bx = b * xc;
-        out[i] = static_cast<storage>(sy::select(bx > 20.0f, xc, sy::softplus(bx) * inv_b));
-    });
-}
-
 int main() {
     std::int64_t const n = 1000;
     std::vector<float> x(n), on_cpu(n), on_gpu(n);
     for (std::int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.02f - 10.0f;
-
-    softplus(sy::tag<sy::device_kind::cpu, sy::dtype::f32>{},
-             sy::strided_ref::contiguous(x.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "x"),
-             sy::strided_ref::contiguous(on_cpu.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "y"), 2.0);
+    softplus_example::softplus(sy::strided_ref::contiguous(x.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "x"),
+                               sy::strided_ref::contiguous(on_cpu.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "y"),
+                               2.0);
 
     sy::webgpu_device& gpu = sy::current_webgpu_device();
     void* xb = gpu.alloc(n * sizeof(float));
@@ -41,9 +27,8 @@ int main() {
     gpu.copy_from_host(xb, x.data(), n * sizeof(float));
     auto const xr = sy::strided_ref::contiguous(xb, sy::dtype::f32, sy::device_kind::webgpu, {n}, "x");
     auto const yr = sy::strided_ref::contiguous(yb, sy::dtype::f32, sy::device_kind::webgpu, {n}, "y");
-    softplus(sy::tag<sy::device_kind::webgpu, sy::dtype::f32>{}, xr, yr, 2.0);  // recorded, not yet submitted
-    gpu.copy_to_host(on_gpu.data(), yb, n * sizeof(float));     // one submit, then the readback
-
+    softplus_example::softplus(xr, yr, 2.0);                 // the same table; recorded, not yet submitted
+    gpu.copy_to_host(on_gpu.data(), yb, n * sizeof(float));  // one submit, then the readback
     std::printf("softplus on %s: cpu %.6f, webgpu %.6f at x = %.2f\n", gpu.adapter_name().c_str(), on_cpu[500],
                 on_gpu[500], x[500]);
 
