@@ -5,7 +5,9 @@
 
 #include <switchyard/switchyard.h>
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -66,6 +68,21 @@ TEST_CASE("kernel_types: plain types on CPU and CUDA, shader values on shader de
     STATIC_REQUIRE(std::is_same_v<sy::storage_t<webgpu_f32>, sy::shader::value<float>>);
     STATIC_REQUIRE(std::is_same_v<sy::storage_t<webgpu_f16_strided>, sy::shader::value<sy::half>>);
     STATIC_REQUIRE(std::is_same_v<sy::compute_t<webgpu_f16_strided>, sy::shader::value<float>>);
+}
+
+template <typename A, typename B>
+concept multipliable = requires(A a, B b) { a * b; };
+
+TEST_CASE("shader values: integer arithmetic follows WGSL, and never drops a fraction", "[shader]") {
+    using sy::shader::value;
+    STATIC_REQUIRE(multipliable<value<std::int32_t>, int>);
+    STATIC_REQUIRE_FALSE(multipliable<value<std::int32_t>, double>);  // would multiply by 1 for 1.5
+    STATIC_REQUIRE(multipliable<value<float>, double>);                // rounded to float, like a literal
+    CHECK((value<std::int32_t>(7) / 0).host() == 7);
+    CHECK((value<std::int32_t>(7) % 0).host() == 0);
+    CHECK((value<std::int32_t>(INT32_MIN) / -1).host() == INT32_MIN);
+    CHECK((value<std::int32_t>(INT32_MAX) + 1).host() == INT32_MIN);
+    CHECK((value<std::uint32_t>(0u) - 1u).host() == 0xFFFFFFFFu);
 }
 
 TEST_CASE("shader values: host numbers stay on the host, device values record nodes", "[shader]") {

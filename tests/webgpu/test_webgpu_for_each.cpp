@@ -271,6 +271,17 @@ TEST_CASE("webgpu for_each: kernels and data a shader cannot run are refused cle
                                        [=](webgpu_f32, std::int64_t i) { out[i] = static_cast<float>(i % 7); }),
                           Catch::Contains("computes with its for_each index"));
     }
+    SECTION("a test on the index") {
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 64,
+                                       [=](webgpu_f32, std::int64_t i) {
+                                           out[i] = in[i] * static_cast<float>((i & 1) == 0);
+                                       }),
+                          Catch::Contains("computes with its for_each index"));
+    }
+    SECTION("a count beyond a view") {
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 65, [=](webgpu_f32, std::int64_t i) { out[i] = in[i]; }),
+                          Catch::Contains("count is 65") && Catch::Contains("64 elements"));
+    }
     SECTION("a buffer that is not the device's") {
         float not_a_buffer[4] = {};
         sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const foreign(

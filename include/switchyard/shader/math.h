@@ -29,11 +29,11 @@ shader::value<T> select(shader::value<bool> const& cond, shader::value<T> const&
     if (!cond.symbolic()) return cond.host() ? a : b;
     return shader::detail::record<T>(shader::op::select, "select", cond, a, b);
 }
-template <typename T, shader::host_number U>
+template <typename T, shader::host_operand<T> U>
 shader::value<T> select(shader::value<bool> const& cond, shader::value<T> const& a, U b) {
     return select(cond, a, shader::value<T>(b));
 }
-template <typename T, shader::host_number U>
+template <typename T, shader::host_operand<T> U>
 shader::value<T> select(shader::value<bool> const& cond, U a, shader::value<T> const& b) {
     return select(cond, shader::value<T>(a), b);
 }
@@ -103,19 +103,19 @@ shader::value<T> max(shader::value<T> const& a, shader::value<T> const& b) {
             return x < y ? y : x;
     });
 }
-template <typename T, shader::host_number U>
+template <typename T, shader::host_operand<T> U>
 shader::value<T> min(shader::value<T> const& a, U b) {
     return min(a, shader::value<T>(b));
 }
-template <typename T, shader::host_number U>
+template <typename T, shader::host_operand<T> U>
 shader::value<T> min(U a, shader::value<T> const& b) {
     return min(shader::value<T>(a), b);
 }
-template <typename T, shader::host_number U>
+template <typename T, shader::host_operand<T> U>
 shader::value<T> max(shader::value<T> const& a, U b) {
     return max(a, shader::value<T>(b));
 }
-template <typename T, shader::host_number U>
+template <typename T, shader::host_operand<T> U>
 shader::value<T> max(U a, shader::value<T> const& b) {
     return max(shader::value<T>(a), b);
 }

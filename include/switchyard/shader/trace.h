@@ -91,6 +91,7 @@ struct binding {
     scalar type = scalar::f32;
     bool writable = false;
     std::uint64_t bytes = 0;
+    std::int64_t elements = 0;  // the fewest elements of the views on this buffer
     char const* name = "tensor";
 };
 
@@ -138,7 +139,8 @@ public:
 
     // The binding slot of `buffer`; one buffer is bound once, read-write if
     // any view writes it.
-    std::uint32_t bind(void const* buffer, scalar type, bool writable, std::uint64_t bytes, char const* name) {
+    std::uint32_t bind(void const* buffer, scalar type, bool writable, std::uint64_t bytes, std::int64_t elements,
+                       char const* name) {
         for (std::size_t k = 0; k < bindings_.size(); ++k) {
             binding& b = bindings_[k];
             if (b.buffer != buffer) continue;
@@ -148,9 +150,13 @@ public:
                                    "cannot express");
             b.writable = b.writable || writable;
             if (bytes > b.bytes) b.bytes = bytes;
+            if (elements < b.elements) {
+                b.elements = elements;
+                b.name = name;
+            }
             return static_cast<std::uint32_t>(k);
         }
-        bindings_.push_back({buffer, type, writable, bytes, name});
+        bindings_.push_back({buffer, type, writable, bytes, elements, name});
         return static_cast<std::uint32_t>(bindings_.size() - 1);
     }
 

@@ -17,6 +17,8 @@
 
 #include <concepts>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -28,6 +30,14 @@ namespace switchyard::shader {
 // A C++ number a value can be made from.
 template <typename U>
 concept host_number = std::is_arithmetic_v<U> || std::is_same_v<U, half> || std::is_same_v<U, bfloat16>;
+
+// A host number that may meet a value<T> in arithmetic: converting it to T
+// must not drop a fraction (value<int32_t> * 1.5 would multiply by 1). A
+// double meeting a value<float> is rounded to float, as a float literal would
+// be; write float literals to match the CPU exactly.
+template <typename U, typename T>
+concept host_operand =
+    host_number<U> && !(std::is_integral_v<T> && !(std::is_integral_v<U> || std::is_same_v<U, bool>));
 
 template <typename T, typename U>
 constexpr T host_cast(U u) {
@@ -136,10 +146,30 @@ value<R> record(op code, char const* what, value<T> const&... operands) {
 template <typename T>
 using host_arith_t = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
 
+// i32/u32 arithmetic on the host as WGSL defines it: wrapping, x / 0 = x,
+// x % 0 = 0, INT_MIN / -1 = INT_MIN (C++ leaves these undefined).
+template <typename T>
+std::optional<T> wgsl_integer_fold(op code, T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    auto const ua = static_cast<U>(a), ub = static_cast<U>(b);
+    bool const overflowing = std::is_signed_v<T> && a == std::numeric_limits<T>::min() && b == T(-1);
+    switch (code) {
+        case op::add: return static_cast<T>(static_cast<U>(ua + ub));
+        case op::sub: return static_cast<T>(static_cast<U>(ua - ub));
+        case op::mul: return static_cast<T>(static_cast<U>(ua * ub));
+        case op::div: return b == 0 ? a : overflowing ? a : static_cast<T>(a / b);
+        case op::rem: return b == 0 || overflowing ? T(0) : static_cast<T>(a % b);
+        default: return std::nullopt;
+    }
+}
+
 // a `code` b: on the host when both are host numbers, else recorded.
 template <typename R, typename T, typename HostOp>
 value<R> binary(op code, value<T> const& a, value<T> const& b, HostOp host_op) {
     if (!a.symbolic() && !b.symbolic()) {
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && std::is_same_v<R, T>) {
+            if (auto const folded = wgsl_integer_fold(code, a.host(), b.host())) return value<R>(*folded);
+        }
         using H = host_arith_t<T>;
         return value<R>(host_cast<R>(host_op(host_cast<H>(a.host()), host_cast<H>(b.host()))));
     }
@@ -161,12 +191,12 @@ concept integer_value = std::is_integral_v<T> && !std::is_same_v<T, bool>;
         return detail::binary<result>(code, a, b, [](auto x, auto y) { return x sym y; });               \
     }                                                                                                     \
     template <typename T, host_number U>                                                                  \
-        requires constraint                                                                               \
+        requires constraint && host_operand<U, T>                                                         \
     value<result> operator sym(value<T> const& a, U b) {                                                  \
         return a sym value<T>(b);                                                                         \
     }                                                                                                     \
     template <typename T, host_number U>                                                                  \
-        requires constraint                                                                               \
+        requires constraint && host_operand<U, T>                                                         \
     value<result> operator sym(U a, value<T> const& b) {                                                  \
         return value<T>(a) sym b;                                                                         \
     }
@@ -192,7 +222,7 @@ SWITCHYARD_SHADER_BINARY(||, op::logical_or, bool, (std::is_same_v<T, bool>))
 #undef SWITCHYARD_SHADER_BINARY
 
 template <typename T>
-    requires detail::arithmetic_value<T>
+    requires(detail::arithmetic_value<T> && !std::is_unsigned_v<T>)
 value<T> operator-(value<T> const& a) {
     if (!a.symbolic()) return value<T>(host_cast<T>(-host_cast<detail::host_arith_t<T>>(a.host())));
     return detail::record<T>(op::neg, "negation", a);

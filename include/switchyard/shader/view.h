@@ -174,7 +174,8 @@ public:
         shader::trace& t = shader::active(view_name);
         t.check_index(i, view_name);
         shader::require_supported<element>(t);
-        std::uint32_t const slot = t.bind(layout_.buffer, shader::scalar_of<element>, Writable, layout_.bytes, layout_.name);
+        std::uint32_t const slot =
+            t.bind(layout_.buffer, shader::scalar_of<element>, Writable, layout_.bytes, numel_, layout_.name);
         std::int32_t const offset = shader::element_offset(t, layout_).node_in(t);
         shader::element_ref<element> ref(slot, offset);
         if constexpr (Writable)

@@ -5,14 +5,15 @@
 //
 // The kernel is called with a placeholder index that views recognise; it may
 // use the index only to index views. The first call of each kernel type
-// traces it twice, with two placeholders, and refuses a kernel whose trace
-// depends on the index value (float(i), i % 2, ...), which a shader could not
-// reproduce. Included by switchyard/for_each.h when SWITCHYARD_WITH_WEBGPU is
+// traces it again with other placeholders and refuses a kernel whose trace
+// depends on the index value (float(i), i % 2, i == 0, ...), which a shader
+// could not reproduce. Included by switchyard/for_each.h when SWITCHYARD_WITH_WEBGPU is
 // defined.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -30,8 +31,12 @@
 
 namespace switchyard::detail {
 
-// Placeholder indices: far from any real index and from each other.
-inline constexpr std::int64_t shader_index_placeholders[2] = {0x5EED123456789ABBll, -0x2BADCAFE00000011ll};
+// Placeholder indices. The first, far from any real index, is the one the
+// kernel is traced with: a view indexed by a constant or an offset index
+// misses it. The others differ from it in sign, magnitude and low bits, so
+// that a kernel computing with its index (i == 0, i % 4, i & 1, i < n)
+// traces differently for one of them.
+inline constexpr std::int64_t shader_index_placeholders[] = {0x5EED123456789ABBll, -0x2BADCAFE00000011ll, 0, 1, 2, 3};
 
 template <typename Tag, typename F>
 shader::trace trace_kernel(Tag tag, F const& f, std::int64_t index_value, bool has_f16) {
@@ -44,20 +49,24 @@ shader::trace trace_kernel(Tag tag, F const& f, std::int64_t index_value, bool h
 template <typename Tag, typename F>
 void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
     if (count == 0) return;
-    if (count > std::int64_t{0xFFFFFFFF})
+    // The shader's index, workgroup * 256 + lane, must not wrap in 32 bits.
+    constexpr std::int64_t max_count = (std::int64_t{1} << 32) - shader::wgsl_workgroup_size;
+    if (count > max_count)
         throw std::invalid_argument("for_each on webgpu: count is " + std::to_string(count) +
-                                    "; shader devices index with 32 bits (at most 2^32 - 1 elements)");
+                                    "; shader devices index with 32 bits (at most 2^32 - 256 elements)");
     webgpu_device& device = current_webgpu_device();
     shader::trace t = trace_kernel(tag, f, shader_index_placeholders[0], device.has_f16());
     std::string const wgsl = shader::emit_wgsl(t);
 
     static std::atomic<bool> index_use_checked{false};
     if (!index_use_checked.load(std::memory_order_relaxed)) {
-        shader::trace const again = trace_kernel(tag, f, shader_index_placeholders[1], device.has_f16());
-        if (again.uniforms() != t.uniforms() || shader::emit_wgsl(again) != wgsl)
-            throw shader::shader_error(
-                "webgpu: the kernel computes with its for_each index (its trace changes with the index value); "
-                "on shader devices the index may only index views (view[i])");
+        for (std::size_t k = 1; k < std::size(shader_index_placeholders); ++k) {
+            shader::trace const again = trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16());
+            if (again.uniforms() != t.uniforms() || shader::emit_wgsl(again) != wgsl)
+                throw shader::shader_error(
+                    "webgpu: the kernel computes with its for_each index (its trace changes with the index "
+                    "value); on shader devices the index may only index views (view[i])");
+        }
         index_use_checked.store(true, std::memory_order_relaxed);
     }
 
@@ -67,6 +76,9 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
             throw std::invalid_argument(std::string("for_each on webgpu: '") + b.name +
                                         "' is not a live buffer of the current webgpu device (allocate it with "
                                         "that device's alloc, or select the device with webgpu_device_guard)");
+        if (b.elements < count)
+            throw std::invalid_argument("for_each on webgpu: count is " + std::to_string(count) + " but '" + b.name +
+                                        "' has " + std::to_string(b.elements) + " elements");
         bindings.push_back({const_cast<void*>(b.buffer), b.bytes > 4 ? b.bytes : 4});
     }
     device.bind_check(bindings);

@@ -9,7 +9,9 @@
 // written in WGSL (exp by Cody-Waite reduction and a polynomial, log1p and
 // expm1 without cancellation, softplus on confined arguments), because
 // WGSL's exp and log are allowed errors of several ulp and it has no log1p.
-// f16 values compute math in f32.
+// abs, sqrt, min and max are WGSL's builtins: min/max do not promise math.h's
+// NaN propagation (WGSL leaves NaN behaviour to the implementation). f16
+// values compute math in f32.
 #pragma once
 
 #include <cstdint>
