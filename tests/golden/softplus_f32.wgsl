@@ -47,14 +47,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     if (i >= u.w[0].x) {
         return;
     }
+    let v0: f32 = bitcast<f32>(u.w[0].y);
     let v1: f32 = b0[i];
-    let v2: f32 = bitcast<f32>(u.w[0].y);
-    let v3: f32 = v2 * v1;
-    let v4: f32 = sy_softplus(v3);
-    let v5: f32 = bitcast<f32>(u.w[0].z);
-    let v6: f32 = v4 * v5;
-    let v7: f32 = bitcast<f32>(u.w[0].w);
-    let v8: bool = v3 > v7;
-    let v9: f32 = select(v6, v1, v8);
-    b1[i] = v9;
+    let v2: f32 = v0 * v1;
+    let v3: f32 = bitcast<f32>(u.w[0].z);
+    let v4: bool = v2 > v3;
+    let v5: f32 = sy_softplus(v2);
+    let v6: f32 = bitcast<f32>(u.w[0].w);
+    let v7: f32 = v5 * v6;
+    let v8: f32 = select(v7, v1, v4);
+    b1[i] = v8;
 }

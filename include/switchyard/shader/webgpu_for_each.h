@@ -55,14 +55,15 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
         throw std::invalid_argument("for_each on webgpu: count is " + std::to_string(count) +
                                     "; shader devices index with 32 bits (at most 2^32 - 256 elements)");
     webgpu_device& device = current_webgpu_device();
-    shader::trace t = trace_kernel(tag, f, shader_index_placeholders[0], device.has_f16());
-    std::string const wgsl = shader::emit_wgsl(t);
+    shader::trace const t = trace_kernel(tag, f, shader_index_placeholders[0], device.has_f16());
+    shader::wgsl_program program = shader::emit_wgsl(t);
 
     static std::atomic<bool> index_use_checked{false};
     if (!index_use_checked.load(std::memory_order_relaxed)) {
         for (std::size_t k = 1; k < std::size(shader_index_placeholders); ++k) {
-            shader::trace const again = trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16());
-            if (again.uniforms() != t.uniforms() || shader::emit_wgsl(again) != wgsl)
+            shader::wgsl_program const again =
+                shader::emit_wgsl(trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16()));
+            if (again.uniforms != program.uniforms || again.text != program.text)
                 throw shader::shader_error(
                     "webgpu: the kernel computes with its for_each index (its trace changes with the index "
                     "value); on shader devices the index may only index views (view[i])");
@@ -71,7 +72,8 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
     }
 
     std::vector<webgpu_binding> bindings;
-    for (auto const& b : t.bindings()) {
+    for (std::uint32_t k : program.bindings) {
+        shader::binding const& b = t.bindings()[k];
         if (!device.owns(b.buffer))
             throw std::invalid_argument(std::string("for_each on webgpu: '") + b.name +
                                         "' is not a live buffer of the current webgpu device (allocate it with "
@@ -82,11 +84,11 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
         bindings.push_back({const_cast<void*>(b.buffer), b.bytes > 4 ? b.bytes : 4});
     }
     device.bind_check(bindings);
-    t.uniforms()[0] = static_cast<std::uint32_t>(count);
-    WGPUComputePipeline const pipeline = device.cached_pipeline(wgsl);
+    program.uniforms[0] = static_cast<std::uint32_t>(count);
+    WGPUComputePipeline const pipeline = device.cached_pipeline(program.text);
     std::uint64_t const groups = (static_cast<std::uint64_t>(count) + shader::wgsl_workgroup_size - 1) /
                                  shader::wgsl_workgroup_size;
-    device.dispatch(pipeline, bindings, std::as_bytes(std::span(t.uniforms())), groups);
+    device.dispatch(pipeline, bindings, std::as_bytes(std::span(program.uniforms)), groups);
 }
 
 }  // namespace switchyard::detail
