@@ -179,6 +179,10 @@ TEST_CASE("lazy chains on the CPU fuse into one pass over any layout", "[lazy]")
             CHECK(out[static_cast<std::size_t>(r * 3 + c)] == sy::tanh(std::max(xv, 0.0f) * 2.0f + yv));
         }
     CHECK(chain.to_host<float>() == out);
+    sy::lazy_result const owned = chain.compute();  // row-major memory of its own
+    CHECK(owned.to_host<float>() == out);
+    std::vector<float> const halved = sy::lazy(owned.ref()).mul(0.5f).to_host<float>();
+    CHECK(halved[5] == out[5] * 0.5f);
 
     // bf16 computes in f32 and rounds once at the store.
     std::vector<sy::bfloat16> xb(12);

@@ -360,6 +360,20 @@ TEST_CASE("webgpu lazy: a 3-step chain is 1 submit, 2 transfers and 1 fused disp
     CHECK(dev().counters().dispatches == 3);
     CHECK(dev().counters().submits == 1);
     CHECK(per_step == got);
+
+    // compute() keeps the values on the device for the next chain.
+    dev().reset_counters();
+    std::uint64_t const live = dev().live_buffers();
+    {
+        sy::lazy_result const relu_x = sy::lazy(x.ref(dtype::f32, {n64}, "x")).relu().compute();
+        CHECK(dev().live_buffers() == live + 1);
+        std::vector<float> const again =
+            sy::lazy(relu_x.ref()).mul(2.0f).add(y.ref(dtype::f32, {n64}, "y")).to_host<float>();
+        CHECK(again == got);
+        CHECK(dev().counters().submits == 1);
+        CHECK(dev().counters().transfers() == 1);
+    }
+    CHECK(dev().live_buffers() == live);
 }
 
 TEST_CASE("webgpu lazy: 100 steps peak at 3 live buffers", "[webgpu][lazy]") {

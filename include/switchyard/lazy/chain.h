@@ -1,7 +1,8 @@
 // lazy(x): an elementwise chain recorded as a type and run once.
 //
 //     auto chain = sy::lazy(x).relu().mul(2.0f).add(y);   // nothing runs yet
-//     chain.compute(out);                                  // one fused kernel
+//     chain.compute(out);                                  // one fused kernel into out
+//     sy::lazy_result r = chain.compute();                 // or into memory r owns (r.ref())
 //     std::vector<float> h = chain.to_host<float>();       // or: run and read back
 //
 // x, y and out are strided_refs of one shape, dtype and device (any strides:
@@ -22,6 +23,8 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -91,6 +94,103 @@ inline constexpr bool lazy_on_shader_device =
 
 }  // namespace detail
 
+// What lazy_chain::compute() returns: the chain's values in row-major memory
+// it owns on the chain's device, freed with it. ref() views them (to start
+// another chain, or for your own kernels); to_host() reads them back.
+class lazy_result {
+public:
+    lazy_result(strided_ref const& like, std::size_t bytes) : ref_(like), bytes_(bytes) {
+        switch (like.device) {
+            case device_kind::cpu: ref_.data = ::operator new(bytes ? bytes : 1, std::align_val_t{64}); break;
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+            case device_kind::webgpu:
+                webgpu_ = &current_webgpu_device();
+                ref_.data = webgpu_->alloc(bytes);
+                break;
+#endif
+#if defined(__CUDACC__)
+            case device_kind::cuda: ref_.data = cuda().alloc(bytes); break;
+#endif
+            default:
+                throw std::invalid_argument(std::string("lazy chain: no memory for results on device ") +
+                                            std::string(to_string(like.device)) + " in this build");
+        }
+        ref_.name = "lazy result";
+        // Row-major strides over the input's sizes.
+        std::int64_t stride = 1;
+        for (std::int32_t d = ref_.rank; d-- > 0;) {
+            ref_.strides[d] = stride;
+            stride *= ref_.sizes[d] > 1 ? ref_.sizes[d] : 1;
+        }
+    }
+    lazy_result(lazy_result&& o) noexcept : ref_(o.ref_), bytes_(o.bytes_), webgpu_(o.webgpu_) { o.ref_.data = nullptr; }
+    lazy_result& operator=(lazy_result&&) = delete;
+    lazy_result(lazy_result const&) = delete;
+    lazy_result& operator=(lazy_result const&) = delete;
+    ~lazy_result() { release(); }
+
+    strided_ref const& ref() const noexcept { return ref_; }
+
+    // Copies the values to `host` (waits for the device).
+    template <typename T>
+    void to_host(std::span<T> host) const {
+        if (dtype_of_v<T> != ref_.type || host.size_bytes() != bytes_)
+            throw std::invalid_argument("lazy result: to_host into " + std::to_string(host.size()) + " " +
+                                        std::string(to_string(dtype_of_v<T>)) + " elements, but the result has " +
+                                        std::to_string(ref_.numel()) + " " + std::string(to_string(ref_.type)));
+        switch (ref_.device) {
+            case device_kind::cpu: std::memcpy(host.data(), ref_.data, bytes_); return;
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+            case device_kind::webgpu: webgpu_->copy_to_host(host.data(), ref_.data, bytes_); return;
+#endif
+#if defined(__CUDACC__)
+            case device_kind::cuda: {
+                cuda_device device = cuda();
+                device.copy_to_host(host.data(), ref_.data, bytes_);
+                device.sync();
+                return;
+            }
+#endif
+            default: return;
+        }
+    }
+    template <typename T>
+    std::vector<T> to_host() const {
+        std::vector<T> host(static_cast<std::size_t>(ref_.numel()));
+        to_host(std::span<T>(host));
+        return host;
+    }
+
+private:
+#if defined(__CUDACC__)
+    cuda_device cuda() const {
+        return cuda_device(ref_.device_index, static_cast<cudaStream_t>(cuda_current_stream_handle()));
+    }
+#endif
+    void release() noexcept {
+        if (!ref_.data) return;
+        switch (ref_.device) {
+            case device_kind::cpu: ::operator delete(ref_.data, std::align_val_t{64}); break;
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+            case device_kind::webgpu: webgpu_->free(ref_.data); break;
+#endif
+#if defined(__CUDACC__)
+            case device_kind::cuda: cuda().free(ref_.data); break;
+#endif
+            default: break;
+        }
+        ref_.data = nullptr;
+    }
+
+    strided_ref ref_;
+    std::size_t bytes_ = 0;
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+    webgpu_device* webgpu_ = nullptr;
+#else
+    void* webgpu_ = nullptr;
+#endif
+};
+
 template <typename... Steps>
 class lazy_chain {
 public:
@@ -128,6 +228,13 @@ public:
                                                                                               mode);
     }
 
+    // Runs the chain into new memory on its device (lazy_result owns it).
+    lazy_result compute(fusion mode = fusion::full) const {
+        lazy_result result(source_, static_cast<std::size_t>(source_.numel()) * dtype_size(source_.type));
+        compute(result.ref(), mode);
+        return result;
+    }
+
     // Runs the chain and copies the result, in row-major order, to `host`.
     template <typename T>
     void to_host(std::span<T> host, fusion mode = fusion::full) const {
@@ -138,45 +245,10 @@ public:
         if (static_cast<std::int64_t>(host.size()) != n)
             throw std::invalid_argument("lazy chain: to_host into " + std::to_string(host.size()) +
                                         " elements, but the chain has " + std::to_string(n));
-        strided_ref const out = contiguous_like(host.data());
-        switch (source_.device) {
-            case device_kind::cpu: compute(out, mode); return;
-#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-            case device_kind::webgpu: {
-                webgpu_device& device = current_webgpu_device();
-                void* buffer = device.alloc(host.size_bytes());
-                try {
-                    compute(contiguous_like(buffer), mode);
-                    device.copy_to_host(host.data(), buffer, host.size_bytes());
-                } catch (...) {
-                    device.free(buffer);
-                    throw;
-                }
-                device.free(buffer);
-                return;
-            }
-#endif
-#if defined(__CUDACC__)
-            case device_kind::cuda: {
-                cuda_device device(source_.device_index, static_cast<cudaStream_t>(cuda_current_stream_handle()));
-                void* buffer = device.alloc(host.size_bytes());
-                try {
-                    compute(contiguous_like(buffer), mode);
-                    device.copy_to_host(host.data(), buffer, host.size_bytes());
-                    device.sync();
-                } catch (...) {
-                    device.free(buffer);
-                    throw;
-                }
-                device.free(buffer);
-                return;
-            }
-#endif
-            default:
-                throw std::invalid_argument(std::string("lazy chain: to_host from device ") +
-                                            std::string(to_string(source_.device)) +
-                                            ", which this build does not run chains on");
-        }
+        if (source_.device == device_kind::cpu)
+            compute(contiguous_like(host.data()), mode);  // straight into host memory
+        else
+            compute(mode).to_host(host);
     }
     template <typename T>
     std::vector<T> to_host(fusion mode = fusion::full) const {
