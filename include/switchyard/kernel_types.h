@@ -44,8 +44,7 @@ struct tag_dtype<sorted_tag<V...>> {
 };
 
 template <typename Tag>
-inline constexpr bool tag_on_shader_device =
-    tag_device_v<Tag> == device_kind::webgpu || tag_device_v<Tag> == device_kind::metal;
+inline constexpr bool tag_on_shader_device = shader::is_shader_device_v<tag_device_v<Tag>>;
 
 template <typename Tag, typename T>
 using for_tag_device_t = std::conditional_t<tag_on_shader_device<Tag>, shader::value<T>, T>;

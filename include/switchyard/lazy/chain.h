@@ -88,10 +88,6 @@ step_list<S, R...> make_step_list(S const& s, R const&... rest) {
     return {s, make_step_list(rest...)};
 }
 
-template <typename Tag>
-inline constexpr bool lazy_on_shader_device =
-    tag_get<device_kind>(Tag{}) == device_kind::webgpu || tag_get<device_kind>(Tag{}) == device_kind::metal;
-
 }  // namespace detail
 
 // What lazy_chain::compute() returns: the chain's values in row-major memory
@@ -99,29 +95,27 @@ inline constexpr bool lazy_on_shader_device =
 // another chain, or for your own kernels); to_host() reads them back.
 class lazy_result {
 public:
-    lazy_result(strided_ref const& like, std::size_t bytes) : ref_(like), bytes_(bytes) {
+    lazy_result(strided_ref const& like, std::size_t bytes) : bytes_(bytes) {
+        void* data = nullptr;
         switch (like.device) {
-            case device_kind::cpu: ref_.data = ::operator new(bytes ? bytes : 1, std::align_val_t{64}); break;
+            case device_kind::cpu: data = ::operator new(bytes ? bytes : 1, std::align_val_t{64}); break;
 #if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
             case device_kind::webgpu:
                 webgpu_ = &current_webgpu_device();
-                ref_.data = webgpu_->alloc(bytes);
+                data = webgpu_->alloc(bytes);
                 break;
 #endif
 #if defined(__CUDACC__)
-            case device_kind::cuda: ref_.data = cuda().alloc(bytes); break;
+            case device_kind::cuda:
+                ref_.device_index = like.device_index;
+                data = cuda().alloc(bytes);
+                break;
 #endif
             default:
                 throw std::invalid_argument(std::string("lazy chain: no memory for results on device ") +
                                             std::string(to_string(like.device)) + " in this build");
         }
-        ref_.name = "lazy result";
-        // Row-major strides over the input's sizes.
-        std::int64_t stride = 1;
-        for (std::int32_t d = ref_.rank; d-- > 0;) {
-            ref_.strides[d] = stride;
-            stride *= ref_.sizes[d] > 1 ? ref_.sizes[d] : 1;
-        }
+        ref_ = strided_ref::contiguous_like(data, like, "lazy result");
     }
     lazy_result(lazy_result&& o) noexcept : ref_(o.ref_), bytes_(o.bytes_), webgpu_(o.webgpu_) { o.ref_.data = nullptr; }
     lazy_result& operator=(lazy_result&&) = delete;
@@ -246,7 +240,7 @@ public:
             throw std::invalid_argument("lazy chain: to_host into " + std::to_string(host.size()) +
                                         " elements, but the chain has " + std::to_string(n));
         if (source_.device == device_kind::cpu)
-            compute(contiguous_like(host.data()), mode);  // straight into host memory
+            compute(strided_ref::contiguous_like(host.data(), source_, "lazy result"), mode);  // straight into host
         else
             compute(mode).to_host(host);
     }
@@ -264,17 +258,6 @@ private:
     template <typename S>
     lazy_chain<Steps..., S> then(S step) const {
         return {source_, std::tuple_cat(chain_, std::tuple<S>{step})};
-    }
-
-    strided_ref contiguous_like(void* data) const {
-        std::int64_t strides[max_rank] = {};
-        std::int64_t stride = 1;
-        for (std::int32_t d = source_.rank; d-- > 0;) {
-            strides[d] = stride;
-            stride *= source_.sizes[d] > 1 ? source_.sizes[d] : 1;
-        }
-        return strided_ref::make(data, source_.type, source_.device, source_.sizes, strides, source_.rank,
-                                 "lazy result", source_.device_index);
     }
 
     std::array<strided_ref, 2 + array_operands> operand_refs(strided_ref const& out) const {
@@ -321,7 +304,7 @@ public:
         template <typename Tag>
         static void op(Tag tag, lazy_chain const& chain, strided_ref const& out, iteration_order const& order,
                        fusion mode) {
-            if constexpr (detail::lazy_on_shader_device<Tag>)
+            if constexpr (detail::tag_on_shader_device<Tag>)
                 chain.run_split(tag, out, order, mode);
             else
                 chain.run_fused(tag, out, order);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "switchyard/core/bfloat16.h"
+#include "switchyard/core/enums.h"
 #include "switchyard/core/half.h"
 
 namespace switchyard::shader {
@@ -32,6 +33,12 @@ class shader_error : public std::invalid_argument {
 public:
     using std::invalid_argument::invalid_argument;
 };
+
+// Whether a device value (device_kind or a mapped enum such as
+// torch::DeviceType) names a shader device, whose kernels are traced.
+template <auto Device>
+inline constexpr bool is_shader_device_v =
+    core_device_v<Device> == device_kind::webgpu || core_device_v<Device> == device_kind::metal;
 
 // The scalar types shader code has. Everything else (f64, 64-bit and 8/16-bit
 // integers, bf16) is `unsupported` and refused when a trace meets it.

@@ -18,16 +18,13 @@
 
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
+#include "switchyard/view/coalesce.h"
 #include "switchyard/view/flat.h"
 #include "switchyard/shader/value.h"
 
 namespace switchyard {
 
 namespace shader {
-
-template <auto Device>
-inline constexpr bool is_shader_device_v =
-    core_device_v<Device> == device_kind::webgpu || core_device_v<Device> == device_kind::metal;
 
 // What a view binds: its buffer, dtype and extent, and the coalesced layout
 // that maps the for_each index to an element (strided views).
@@ -64,21 +61,15 @@ view_layout make_view_layout(strided_ref const& ref, strided_ref const& laid_out
         layout.sizes[0] = static_cast<std::uint32_t>(numel);
         layout.strides[0] = 1;
     } else {
-        // Coalesce outer to inner, as strided_walk does on the CPU.
-        for (std::int32_t d = 0; d < laid_out.rank; ++d) {
-            std::int64_t const size = laid_out.sizes[d], stride = laid_out.strides[d];
-            if (size == 1) continue;
-            if (stride < 0) fail("has a negative stride, which shader devices do not support");
-            if (numel > 0) extent += (size - 1) * stride;
-            std::int32_t const r = layout.rank;
-            if (r > 0 && std::int64_t{layout.strides[r - 1]} == size * stride) {
-                layout.sizes[r - 1] = static_cast<std::uint32_t>(layout.sizes[r - 1] * size);
-                layout.strides[r - 1] = static_cast<std::uint32_t>(stride);
-            } else {
-                layout.sizes[r] = static_cast<std::uint32_t>(size);
-                layout.strides[r] = static_cast<std::uint32_t>(stride);
-                layout.rank = r + 1;
-            }
+        // The CPU's coalescing; it keeps the sign of every stride and the
+        // largest offset, so both are checked on the coalesced dimensions.
+        switchyard::detail::coalesced_dims const c = switchyard::detail::coalesce(laid_out);
+        layout.rank = c.rank;
+        for (std::int32_t d = 0; d < c.rank; ++d) {
+            if (c.strides[d] < 0) fail("has a negative stride, which shader devices do not support");
+            if (numel > 0) extent += (c.sizes[d] - 1) * c.strides[d];
+            layout.sizes[d] = static_cast<std::uint32_t>(c.sizes[d]);
+            layout.strides[d] = static_cast<std::uint32_t>(c.strides[d]);
         }
         if (extent >= index_limit)
             fail("spans " + std::to_string(extent) + " elements; shader devices index with 32 bits (fewer than 2^32)");

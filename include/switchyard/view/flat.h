@@ -32,6 +32,7 @@
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/view/checks.h"
+#include "switchyard/view/coalesce.h"
 #include "switchyard/view/fast_divide.h"
 #include "switchyard/view/iteration_order.h"
 #include "switchyard/view/load.h"
@@ -48,21 +49,13 @@ public:
     strided_walk() = default;
     explicit strided_walk(strided_ref const& ref) {
         numel_ = ref.numel();
-        // Coalesce outer to inner: drop size-1 dimensions, merge a dimension
-        // into the one outside it when together they step evenly.
-        for (std::int32_t d = 0; d < ref.rank; ++d) {
-            std::int64_t const size = ref.sizes[d], stride = ref.strides[d];
-            if (size == 1) continue;
-            if (rank_ > 0 && strides_[rank_ - 1] == size * stride) {
-                sizes_[rank_ - 1] *= size;
-                strides_[rank_ - 1] = stride;
-            } else {
-                sizes_[rank_] = size;
-                strides_[rank_] = stride;
-                ++rank_;
-            }
+        coalesced_dims const c = coalesce(ref);
+        rank_ = c.rank;
+        for (std::int32_t d = 0; d < rank_; ++d) {
+            sizes_[d] = c.sizes[d];
+            strides_[d] = c.strides[d];
+            dividers_[d] = fast_divider(sizes_[d] > 0 ? sizes_[d] : 1);
         }
-        for (std::int32_t d = 0; d < rank_; ++d) dividers_[d] = fast_divider(sizes_[d] > 0 ? sizes_[d] : 1);
     }
 
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE std::int64_t offset(std::int64_t i) const noexcept {

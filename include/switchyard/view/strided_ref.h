@@ -55,12 +55,24 @@ struct strided_ref {
                                   std::initializer_list<std::int64_t> sizes, char const* name = "tensor") {
         std::int64_t strides[max_rank] = {};
         std::int64_t const rank = static_cast<std::int64_t>(sizes.size());
+        row_major_strides(sizes.begin(), rank, strides);
+        return make(data, type, device, sizes.begin(), strides, rank, name);
+    }
+    // Row-major memory at `data` with the shape, dtype and device of `like`.
+    static strided_ref contiguous_like(void* data, strided_ref const& like, char const* name) {
+        std::int64_t strides[max_rank] = {};
+        row_major_strides(like.sizes, like.rank, strides);
+        return make(data, like.type, like.device, like.sizes, strides, like.rank, name, like.device_index);
+    }
+
+    // strides[d] for d < max_rank; larger ranks are refused by make.
+    static constexpr void row_major_strides(std::int64_t const* sizes, std::int64_t rank,
+                                            std::int64_t* strides) noexcept {
         std::int64_t stride = 1;
         for (std::int64_t d = rank; d-- > 0;) {
             if (d < max_rank) strides[d] = stride;
-            stride *= sizes.begin()[d] > 1 ? sizes.begin()[d] : 1;
+            stride *= sizes[d] > 1 ? sizes[d] : 1;
         }
-        return make(data, type, device, sizes.begin(), strides, rank, name);
     }
 
     constexpr std::int64_t numel() const noexcept {
