@@ -144,6 +144,13 @@ void test_dtype(char const* name) {
     dev.free(out);
 }
 
+// Elements per thread per tile follow the tag's dtype: 16 for 1- and 2-byte types, else 8.
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::f32, sy::contiguity::contiguous>>() == 8);
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::bf16>>() == 16);
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::u8>>() == 16);
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::f64>>() == 8);
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda>>() == sy::detail::cuda_tile_per_thread);
+
 void test_block_sizes_and_streams() {
     sy::cuda_device dev{0};
     std::int64_t const n = 100003;

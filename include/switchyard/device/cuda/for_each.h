@@ -1,36 +1,36 @@
-// for_each on CUDA: a grid-stride loop over tiles, launched on the calling
-// thread's current stream (current_stream.h) on the current device. Included
-// by switchyard/for_each.h when compiled by nvcc; kernels need
-// --extended-lambda for `[=] __host__ __device__` functors.
+// for_each on CUDA: one tile per block, launched on the calling thread's
+// current stream (current_stream.h) on the current device. Included by
+// switchyard/for_each.h when compiled by nvcc; kernels need --extended-lambda
+// for `[=] __host__ __device__` functors.
 //
 // Block size: 256 threads, or the tag's block_dim (tag_add<Tag,
-// block_dim::b128>). Grid: enough blocks to fill every SM at the kernel's
-// occupancy, computed once per (kernel, device) and cached, so a launch makes
-// no occupancy or attribute queries; never more blocks than tiles. Indices
-// are 64-bit throughout.
+// block_dim::b128>). Grid: one block per tile of block * per-thread elements
+// (16 for 1- and 2-byte dtypes, else 8: cuda_per_thread), so a launch makes
+// no occupancy or attribute query at all. The kernel still
+// strides by the grid, which only matters past 2^31 - 1 tiles. Measured on an
+// H100 (bench/cuda/experiments/vector_path.cu): softplus over 2^28 floats ran
+// at 86% of copy bandwidth with a grid sized to fill the GPU once (blocks per
+// SM at full occupancy times the SM count, each block walking many tiles) and
+// at 99-100% with one tile per block; the hardware's block scheduler balances
+// the SMs better than a fixed wave does. Indices are 64-bit throughout.
 //
-// Each block walks tiles of block * 8 elements; thread t runs the functor on
-// elements tile + t, tile + t + block, ... (coalesced: a warp touches
-// consecutive elements). Input views read through ld.global.nc
-// (view/load.h), so ptxas issues the thread's 8 loads before its stores and
-// several stay in flight; that, not the warming below, is what brought relu
-// over 2^28 elements on an H200 from 63% to 83% of copy bandwidth (f32) and
-// from 39% to 75% (bf16). Before a full tile the block also warms the tile's
-// bytes of every contiguous input view found in the closure
-// (view/stream_mark.h): on the H200 that adds 3-5 points of copy bandwidth to
-// memory-bound relu at 2^28 (f32 80.6 -> 83.4%, bf16 70.1 -> 74.5%) and
-// nothing to compute-bound softplus. The functor's own
-// accesses stay exactly as written: tails, misaligned and strided views need
-// no special code. There is no 16-byte load/store path feeding the functor
-// yet (docs/cuda.md).
+// Thread t runs the functor on elements tile + t, tile + t + block, ...
+// (coalesced: a warp touches consecutive elements). Input views read through
+// ld.global.nc (view/load.h), so ptxas issues the thread's loads before its
+// stores and several stay in flight. A tile can also be warmed before it runs
+// (SWITCHYARD_CUDA_WARM, below); with one tile per block that no longer pays
+// (f32 +0.7 points, within noise; bf16 and f16 -3 to -4), so it is off by
+// default. The functor's own accesses stay exactly as written: tails,
+// misaligned and strided views need no special code. There is no 16-byte
+// load/store path feeding the functor (docs/cuda.md says why).
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/core/tag.h"
 #include "switchyard/device/cuda/current_stream.h"
@@ -39,23 +39,49 @@
 
 #define SWITCHYARD_HAS_CUDA_FOR_EACH 1
 
-// How a tile is warmed: 0 not at all, 1 prefetch.global.L2, 2 16-byte loads
-// into registers (kept alive by a sink), 3 prefetch.global.L1. A macro for
-// experiments; bench/cuda_report.py measures all four.
+// How a tile is warmed: 0 not at all (default), 1 prefetch.global.L2, 2
+// 16-byte loads into registers (kept alive by a sink), 3 prefetch.global.L1.
+// A macro for experiments; bench/cuda_report.py measures all four.
 #ifndef SWITCHYARD_CUDA_WARM
-#define SWITCHYARD_CUDA_WARM 2
+#define SWITCHYARD_CUDA_WARM 0
 #endif
 
 namespace switchyard::detail {
 
 inline constexpr int cuda_default_block = 256;
+// Elements per thread per tile for a tag without a dtype.
 inline constexpr int cuda_tile_per_thread = 8;
-inline constexpr int cuda_max_devices = 64;
+// gridDim.x's limit; past it the kernel's grid-stride loop takes over.
+inline constexpr std::int64_t cuda_max_grid = 2147483647;
 
 // The views a kernel reads contiguously, the ones a tile warms.
 template <typename F>
 stream_set cuda_streams_to_warm(F const& f) noexcept {
     return streams_where(find_streams(f), [](stream_info info) { return info.contiguous && !info.writable; });
+}
+
+// Elements per thread per tile: 16 for 1- and 2-byte dtypes, else 8. Measured
+// on an H100 at 2^28 (bench/cuda_report.py, "by elements per thread"):
+// softplus bf16/f16 went from 78-80% of copy bandwidth at 8 per thread to
+// 86-87% at 16; f32 is 99-101% at 4 or 8 and falls from 16 on; the f64
+// softplus op ran at 77.6% with 8 and 74.8% with 4.
+template <typename Tag>
+constexpr int cuda_per_thread() {
+    constexpr std::size_t bytes = []<auto... V>(sorted_tag<V...>) {
+        std::size_t smallest = 0;
+        auto consider = [&]<auto X>() {
+            if constexpr (dtype_enum_type<decltype(X)>) {
+                std::size_t const b = dtype_size(core_dtype_v<X>);
+                if (b != 0 && (smallest == 0 || b < smallest)) smallest = b;
+            }
+        };
+        (consider.template operator()<V>(), ...);
+        return smallest;
+    }(Tag{});
+    if constexpr (bytes == 0)
+        return cuda_tile_per_thread;
+    else
+        return bytes <= 2 ? 16 : 8;
 }
 
 template <typename Tag>
@@ -117,38 +143,22 @@ __global__ void __launch_bounds__(Block)
     if (sink == 0x9e3779b9u && count < 0) cuda_warm_sink = sink;
 }
 
-// Blocks per SM at full occupancy times the SM count, per device, computed on
-// the first launch of each kernel on each device.
-template <int Block, int Warm, int PerThread, typename Tag, typename F>
-int cuda_max_grid(int device) {
-    static std::atomic<int> cache[cuda_max_devices] = {};
-    if (device >= 0 && device < cuda_max_devices) {
-        if (int const cached = cache[device].load(std::memory_order_relaxed)) return cached;
-    }
-    int per_sm = 0, sms = 0;
-    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cuda_for_each_kernel<Block, Warm, PerThread, Tag, F>, Block, 0),
-               "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "for_each");
-    cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute",
-               "for_each");
-    int const grid = (per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
-    if (device >= 0 && device < cuda_max_devices) cache[device].store(grid, std::memory_order_relaxed);
-    return grid;
-}
-
 // Runs f(tag, i) for i in [first, first + count) on `stream` on the current
 // device (`device`), without waiting. Warm and PerThread (elements per
-// thread per tile) are for experiments (bench/cuda/bench_ops.cu).
-template <int Warm = SWITCHYARD_CUDA_WARM, int PerThread = cuda_tile_per_thread, typename Tag, typename F>
+// thread per tile; 0: from the tag's dtype) are for experiments
+// (bench/cuda/bench_ops.cu).
+template <int Warm = SWITCHYARD_CUDA_WARM, int PerThreadOverride = 0, typename Tag, typename F>
 void cuda_for_each_launch(Tag tag, std::int64_t first, std::int64_t count, F const& f, int device,
                           cudaStream_t stream) {
     if (count == 0) return;
+    constexpr int PerThread = PerThreadOverride > 0 ? PerThreadOverride : cuda_per_thread<Tag>();
     constexpr int block = cuda_block_size<Tag>();
     static_assert(block >= 32 && block <= 1024, "for_each: block_dim must be between 32 and 1024 threads");
     constexpr std::int64_t tile = std::int64_t{block} * PerThread;
     std::int64_t const tiles = (count + tile - 1) / tile;
-    std::int64_t const max_grid = cuda_max_grid<block, Warm, PerThread, Tag, F>(device);
-    unsigned const grid = static_cast<unsigned>(tiles < max_grid ? tiles : max_grid);
-    cuda_for_each_kernel<block, Warm, PerThread><<<grid, block, 0, stream>>>(f, tag, first, count, cuda_streams_to_warm(f));
+    unsigned const grid = static_cast<unsigned>(tiles < cuda_max_grid ? tiles : cuda_max_grid);
+    cuda_for_each_kernel<block, Warm, PerThread><<<grid, block, 0, stream>>>(
+        f, tag, first, count, Warm != 0 ? cuda_streams_to_warm(f) : stream_set{});
     cuda_check(cudaGetLastError(), "for_each kernel launch", "cuda:" + std::to_string(device));
 }
 
