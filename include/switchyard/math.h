@@ -1,5 +1,5 @@
 // switchyard math for kernels: exp, expm1, log, log1p, tanh, sigmoid,
-// softplus, sqrt, abs, min, max and select, for float and double, usable on the host and in
+// softplus (and softplus_to<Storage>), sqrt, abs, min, max and select, for float and double, usable on the host and in
 // CUDA device code. Half and bfloat16 kernels convert to float (their compute
 // type) themselves; there are no 16-bit overloads.
 //
@@ -647,6 +647,64 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noe
   const double tail = detail::log1p_unit(detail::exp_parts<false>(-abs(x)).hi);
   const double result = detail::blend(x > 0.0, x, 0.0) + tail;
   return detail::blend(x == x, result, x);
+}
+
+// ------------------------------------------------------------- softplus_to --
+
+// softplus_to<Storage>(x): softplus(x) computed as accurately as a result
+// that will be stored as Storage needs. softplus(x) itself, except in CUDA
+// device code for 2-byte storage (f16, bf16: half, bfloat16, c10::Half, ...),
+// where the special-function unit's ex2 and lg2 approximations replace the
+// two polynomials: about half the instructions, and within 2^-16 relative of
+// softplus(x), so after rounding to f16 or bf16 the result is within 0.53 ulp
+// of the exact value (tests/cuda/test_cuda.cu checks every f16 and bf16
+// input on the GPU). Half and bfloat16 kernels on the GPU are bound by
+// instruction issue, not memory, so this is what lifts them (docs/cuda.md).
+// The host keeps softplus(x), so CPU and GPU results for 2-byte types may
+// differ by one unit in the last place.
+namespace detail {
+#if defined(__CUDA_ARCH__)
+// ex2 without .ftz: subnormal results stay (bf16 has float's exponent
+// range). lg2 only sees 1 + e >= 1, so flushing subnormals cannot change its
+// result, and .ftz spares the hardware's subnormal-input handling.
+__device__ __forceinline__ float ex2_approx(float x) {
+  float r;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float lg2_of_at_least_one(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// max(x, 0) + log1p(e), e = exp(-|x|): log1p(e) is e (1 - e/2 + e^2/3) below
+// 2^-5 (relative error < e^3/4 <= 2^-17), else lg2(1 + e) ln 2 (absolute
+// error about 2^-22 against log1p(e) >= 0.03). |x| log2(e) rounds with at
+// most 2^-17 relative effect on e for |x| <= 104, where e reaches 0. A NaN
+// x gives a NaN e, so the sum is NaN without a check (max(NaN, 0) is 0).
+__device__ __forceinline__ float softplus_special_function_unit(float x) {
+  const float e = ex2_approx(abs(x) * -0x1.715476p+0f);
+  const float small = e * (1.0f - e * (0.5f - e * 0x1.555556p-2f));
+  const float large = lg2_of_at_least_one(1.0f + e) * 0x1.62e43p-1f;
+  return ::fmaxf(x, 0.0f) + blend(e < 0x1p-5f, small, large);
+}
+#endif
+}  // namespace detail
+
+template <typename Storage>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float softplus_to(float x) noexcept {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Storage) == 2)
+    return detail::softplus_special_function_unit(x);
+  else
+    return softplus(x);
+#else
+  return softplus(x);
+#endif
+}
+template <typename Storage>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double softplus_to(double x) noexcept {
+  return softplus(x);
 }
 
 }  // namespace switchyard

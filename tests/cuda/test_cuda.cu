@@ -306,6 +306,53 @@ void test_math_on_device() {
     dev.free(out);
 }
 
+// softplus_to<half / bfloat16> on the device (the special-function-unit
+// path) for every 16-bit input: rounded to the storage type, within 1 ulp of
+// the storage type of the exact value (long double reference). Also counts
+// how many results differ from the host's softplus(x) rounded the same way.
+template <typename Storage>
+void test_softplus_to(char const* name, int mantissa_bits, int min_exponent) {
+    sy::cuda_device dev{0};
+    std::int64_t const n = 65536;
+    std::vector<Storage> host(n), back(n);
+    for (std::int64_t i = 0; i < n; ++i) host[i] = Storage::from_bits(static_cast<std::uint16_t>(i));
+    auto* in = static_cast<Storage*>(dev.alloc(n * sizeof(Storage)));
+    auto* out = static_cast<Storage*>(dev.alloc(n * sizeof(Storage)));
+    dev.copy_from_host(in, host.data(), n * sizeof(Storage));
+    sy::for_each(cuda_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) {
+        out[i] = Storage(sy::softplus_to<Storage>(static_cast<float>(in[i])));
+    });
+    dev.copy_to_host(back.data(), out, n * sizeof(Storage));
+    double worst = 0;
+    int bad = 0, differ_from_host = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        float const x = static_cast<float>(host[i]), got = static_cast<float>(back[i]);
+        double err = 0;
+        if (std::isnan(x)) {
+            err = std::isnan(got) ? 0.0 : 1e9;
+        } else {
+            long double const xl = x;
+            long double const ref = std::max(xl, 0.0L) + std::log1p(std::exp(-std::fabs(xl)));
+            if (std::isinf(x) || std::isinf(got)) {
+                err = static_cast<long double>(got) == ref ? 0.0 : 1e9;
+            } else {
+                int e = 0;
+                std::frexp(ref, &e);
+                long double const spacing = std::ldexp(1.0L, std::max(e - 1, min_exponent) - mantissa_bits);
+                err = static_cast<double>(std::fabs(static_cast<long double>(got) - ref) / spacing);
+            }
+            if (Storage(sy::softplus(x)).bits != back[i].bits) ++differ_from_host;
+        }
+        worst = std::max(worst, err);
+        if (err > 1.0 && bad++ < 5) std::printf("  softplus_to<%s>(%a): device %a, %.2f ulp\n", name, x, got, err);
+    }
+    std::printf("  device softplus_to<%s> max %.3f ulp (of %s) over all 65536 inputs; %d differ from the host\n", name,
+                worst, name, differ_from_host);
+    CHECK(bad == 0);
+    dev.free(in);
+    dev.free(out);
+}
+
 // A lazy chain on CUDA: one fused for_each, checked against the same chain
 // on the CPU; the array operand is read through a transpose.
 void test_lazy_chain() {
@@ -350,6 +397,8 @@ int main() {
         test_block_sizes_and_streams();
         if (!under_sanitizer) test_64bit_count();
         test_math_on_device();
+        test_softplus_to<sy::half>("f16", 10, -14);
+        test_softplus_to<sy::bfloat16>("bf16", 7, -126);
         test_lazy_chain();
     } catch (std::exception const& e) {
         std::printf("FAIL: unexpected exception: %s\n", e.what());

@@ -82,6 +82,11 @@ template <shader::detail::float_value T>
 shader::value<T> softplus(shader::value<T> const& x) {
     return shader::detail::unary_math(shader::op::softplus, x, [](float v) { return softplus(v); });
 }
+// Shader devices compute softplus in full precision for every storage type.
+template <typename Storage, shader::detail::float_value T>
+shader::value<T> softplus_to(shader::value<T> const& x) {
+    return softplus(x);
+}
 
 template <typename T>
     requires shader::detail::arithmetic_value<T>
