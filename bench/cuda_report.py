@@ -107,8 +107,9 @@ def main():
 
     # Launch variants at 2^28 (device/cuda/for_each.h): how tiles are warmed
     # (SWITCHYARD_CUDA_WARM: 0 none, 1 prefetch.global.L2, 2 16-byte loads,
-    # 3 prefetch.global.L1) and elements per thread per tile.
-    warm_variants = [(f"warm={w}", w, bench.default_per_thread) for w in range(4)]
+    # 3 prefetch.global.L1; at the dtype's default elements per thread) and
+    # elements per thread per tile (at the default warming mode).
+    warm_variants = [(f"warm={w}", w, 0) for w in range(4)]  # 0: the dtype's default per-thread count
     per_thread_variants = [(f"{p}/thread", bench.default_warm, p) for p in (4, 8, 16, 32)]
     for dname, dtype in dtypes.items():
         x = torch.randn(1 << 28, device="cuda", dtype=torch.float32).to(dtype)

@@ -44,7 +44,7 @@ void relu_out(at::Tensor const& x, at::Tensor& out) {
     table.select(args.dispatch_set())(args);
 }
 
-// relu (op 0) or softplus (op 1, beta 1, threshold 20) over contiguous
+// relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as the op) over contiguous
 // tensors, launched with a chosen way of warming tiles and number of elements
 // per thread per tile (device/cuda/for_each.h), to compare them.
 template <int Warm, int PerThread, at::ScalarType S>
@@ -70,7 +70,7 @@ void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) 
             tag{}, 0, o.size(),
             [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
                 compute_t const v = static_cast<compute_t>(in[i]);
-                o[i] = static_cast<scalar_t>(sy::select(v > compute_t(20), v, sy::softplus(v)));
+                o[i] = static_cast<scalar_t>(sy::select(v > compute_t(20), v, sy::softplus_to<scalar_t>(v)));
             },
             device, stream);
 }
@@ -86,26 +86,27 @@ void launch_variant_dtype(at::Tensor const& x, at::Tensor& out, std::int64_t op)
     }
 }
 
-// Every warming mode at the default elements per thread, and every element
-// count in {4, 8, 16, 32} at the default warming mode.
+// Every warming mode at the dtype's default elements per thread (per_thread
+// 0, as for_each picks it), and 4, 8, 16 or 32 per thread at the default
+// warming mode.
 void launch_variant(at::Tensor const& x, at::Tensor& out, int64_t warm, int64_t per_thread, int64_t op) {
     TORCH_CHECK(x.is_contiguous() && out.is_contiguous() && x.is_cuda(), "launch_variant: contiguous CUDA tensors");
-    constexpr int per_default = sy::detail::cuda_tile_per_thread;
-    if (per_thread == per_default) {
+    if (per_thread == 0) {
         switch (warm) {
-            case 0: return launch_variant_dtype<0, per_default>(x, out, op);
-            case 1: return launch_variant_dtype<1, per_default>(x, out, op);
-            case 2: return launch_variant_dtype<2, per_default>(x, out, op);
-            case 3: return launch_variant_dtype<3, per_default>(x, out, op);
+            case 0: return launch_variant_dtype<0, 0>(x, out, op);
+            case 1: return launch_variant_dtype<1, 0>(x, out, op);
+            case 2: return launch_variant_dtype<2, 0>(x, out, op);
+            case 3: return launch_variant_dtype<3, 0>(x, out, op);
             default: TORCH_CHECK(false, "launch_variant: warming modes are 0 to 3");
         }
     }
     TORCH_CHECK(warm == SWITCHYARD_CUDA_WARM, "launch_variant: other element counts use the default warming mode");
     switch (per_thread) {
         case 4: return launch_variant_dtype<SWITCHYARD_CUDA_WARM, 4>(x, out, op);
+        case 8: return launch_variant_dtype<SWITCHYARD_CUDA_WARM, 8>(x, out, op);
         case 16: return launch_variant_dtype<SWITCHYARD_CUDA_WARM, 16>(x, out, op);
         case 32: return launch_variant_dtype<SWITCHYARD_CUDA_WARM, 32>(x, out, op);
-        default: TORCH_CHECK(false, "launch_variant: elements per thread are 4, 8, 16 or 32");
+        default: TORCH_CHECK(false, "launch_variant: elements per thread are 0 (the dtype's default), 4, 8, 16 or 32");
     }
 }
 
@@ -160,7 +161,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("relu_out", &relu_out);
     m.def("launch_variant", &launch_variant);
     m.attr("default_warm") = SWITCHYARD_CUDA_WARM;
-    m.attr("default_per_thread") = sy::detail::cuda_tile_per_thread;
     m.def("host_overhead", &host_overhead);
     m.def("end_to_end_time", &end_to_end_time);
 }

@@ -20,8 +20,8 @@
 // holds scheduling::uniform uses a broadcast pool instead of work stealing.
 // The first exception a kernel throws is rethrown here.
 //
-// CUDA (when this file is compiled by nvcc): a grid-stride kernel on the
-// calling thread's current stream and device; see device/cuda/for_each.h.
+// CUDA (when this file is compiled by nvcc): a kernel with one block per tile
+// on the calling thread's current stream and device; see device/cuda/for_each.h.
 // The functor must be __host__ __device__ (SWITCHYARD_HOST_DEVICE), which
 // needs nvcc's --extended-lambda.
 //

@@ -17,13 +17,34 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sy = switchyard;
 using sy::device_kind;
 using sy::dtype;
 using cuda_tag = sy::tag<device_kind::cuda>;
+
+// A dtype enum with a value that maps to no switchyard dtype (as torch's
+// complex types): its tags still compile and get the default per-thread count.
+enum class test_dtype_enum { f16, complex64 };
+template <>
+struct switchyard::type_label<test_dtype_enum> {
+    static constexpr std::string_view value = "test_dtype_enum";
+};
+template <>
+struct switchyard::dtype_enum<test_dtype_enum> {
+    static constexpr dtype to_core(test_dtype_enum t) {
+        if (t == test_dtype_enum::complex64) throw std::invalid_argument("no switchyard dtype");
+        return dtype::f16;
+    }
+    template <test_dtype_enum>
+    using storage = sy::half;
+    template <test_dtype_enum>
+    using compute = float;
+};
 
 namespace {
 
@@ -109,7 +130,9 @@ void test_dtype(char const* name) {
             dev.copy_from_host(in, host.data(), bytes);
             auto const x = sy::strided_ref::contiguous(in + shift, D, device_kind::cuda, {n}, "x");
             auto const y = sy::strided_ref::contiguous(out + shift, D, device_kind::cuda, {n}, "y");
-            affine<D, sy::contiguity::contiguous>(x, y);
+            // The dtype in the tag picks the elements per thread (16 for
+            // 2-byte types), as an op's tag does.
+            affine<D, sy::contiguity::contiguous, sy::tag<device_kind::cuda, D>>(x, y);
             dev.copy_to_host(back.data(), out, bytes);
             bool ok = true;
             for (std::int64_t i = 0; i < n; ++i) {
@@ -150,6 +173,9 @@ static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::bf16
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::u8>>() == 16);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::f64>>() == 8);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda>>() == sy::detail::cuda_tile_per_thread);
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, test_dtype_enum::f16>>() == 16);
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, test_dtype_enum::complex64>>() ==
+              sy::detail::cuda_tile_per_thread);
 
 void test_block_sizes_and_streams() {
     sy::cuda_device dev{0};
@@ -307,9 +333,10 @@ void test_math_on_device() {
 }
 
 // softplus_to<half / bfloat16> on the device (the special-function-unit
-// path) for every 16-bit input: rounded to the storage type, within 1 ulp of
-// the storage type of the exact value (long double reference). Also counts
-// how many results differ from the host's softplus(x) rounded the same way.
+// path) for every 16-bit input: rounded to the storage type, within 0.53 ulp
+// of the storage type of the exact value (math.h's bound; long double
+// reference). Also counts how many results differ from the host's
+// softplus(x) rounded the same way.
 template <typename Storage>
 void test_softplus_to(char const* name, int mantissa_bits, int min_exponent) {
     sy::cuda_device dev{0};
@@ -344,7 +371,7 @@ void test_softplus_to(char const* name, int mantissa_bits, int min_exponent) {
             if (Storage(sy::softplus(x)).bits != back[i].bits) ++differ_from_host;
         }
         worst = std::max(worst, err);
-        if (err > 1.0 && bad++ < 5) std::printf("  softplus_to<%s>(%a): device %a, %.2f ulp\n", name, x, got, err);
+        if (err > 0.53 && bad++ < 5) std::printf("  softplus_to<%s>(%a): device %a, %.2f ulp\n", name, x, got, err);
     }
     std::printf("  device softplus_to<%s> max %.3f ulp (of %s) over all 65536 inputs; %d differ from the host\n", name,
                 worst, name, differ_from_host);

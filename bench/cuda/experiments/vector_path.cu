@@ -1,7 +1,8 @@
 // Experiment behind docs/cuda.md's "16-byte vector path" section: softplus
 // over 2^28 elements (f32, bf16, f16, f64) as % of same-run cudaMemcpy
 // bandwidth, for switchyard's for_each launch, for_each's kernel at other
-// block sizes and warming modes (one tile per block),
+// block sizes and elements per thread (one tile per block, and the old
+// occupancy-sized grid),
 // and hand-written 16-byte vector kernels (grid-stride and one tile per
 // block) as the upper bound a vector path could reach. No torch.
 //   nvcc -std=c++20 -O3 --extended-lambda --expt-relaxed-constexpr -arch=sm_90 -Iinclude \
@@ -111,12 +112,23 @@ void for_each_today(T const* in, T* out, std::int64_t n) {
         0, nullptr);
 }
 
-// Today's kernel, launched with one tile per block instead of an occupancy-sized grid.
-template <int Block, int PerThread, int Warm, typename T>
-void for_each_tiles(T const* in, T* out, std::int64_t n) {
+// for_each's kernel (no tile warming: this closure holds raw pointers, which
+// carry no stream marks) at a chosen block size and elements per thread,
+// launched with one tile per block or, with `one_wave`, the old way: blocks
+// per SM at full occupancy times the SM count, each block walking many tiles.
+template <int Block, int PerThread, typename T>
+void for_each_kernel(T const* in, T* out, std::int64_t n, bool one_wave = false) {
     auto f = [=] __device__(tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); };
+    auto const kernel = sy::detail::cuda_for_each_kernel<Block, 0, PerThread, tag, decltype(f)>;
     std::int64_t const tiles = (n + Block * PerThread - 1) / (Block * PerThread);
-    sy::detail::cuda_for_each_kernel<Block, Warm, PerThread><<<unsigned(tiles), Block>>>(f, tag{}, 0, n, sy::detail::cuda_streams_to_warm(f));
+    std::int64_t grid = tiles;
+    if (one_wave) {
+        int per_sm = 0, sms = 0;
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Block, 0);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+        grid = std::min<std::int64_t>(tiles, std::int64_t{per_sm} * sms);
+    }
+    kernel<<<unsigned(grid), Block>>>(f, tag{}, 0, n, sy::detail::stream_set{});
 }
 
 // One tile per block, 32-bit indices inside the tile: thread t handles U vectors t, t + Block, ...
@@ -184,16 +196,12 @@ void run(char const* name, std::int64_t n) {
                                                 n * sizeof(T) / 16);
            }));
     report("for_each library launch", time_ms([&] { for_each_today(in, out, n); }));
-    report("for_each tiles B256 P8", time_ms([&] { for_each_tiles<256, 8, 2>(in, out, n); }));
-    report("for_each tiles B256 P8 nowarm", time_ms([&] { for_each_tiles<256, 8, 0>(in, out, n); }));
-    report("for_each tiles B128 P8 nowarm", time_ms([&] { for_each_tiles<128, 8, 0>(in, out, n); }));
-    report("for_each tiles B256 P4 nowarm", time_ms([&] { for_each_tiles<256, 4, 0>(in, out, n); }));
-    report("for_each tiles B256 P16 nowarm", time_ms([&] { for_each_tiles<256, 16, 0>(in, out, n); }));
-    report("for_each tiles B256 P16 warm=1", time_ms([&] { for_each_tiles<256, 16, 1>(in, out, n); }));
-    report("for_each tiles B256 P16 warm=3", time_ms([&] { for_each_tiles<256, 16, 3>(in, out, n); }));
-    report("for_each tiles B128 P16 nowarm", time_ms([&] { for_each_tiles<128, 16, 0>(in, out, n); }));
-    report("for_each tiles B128 P16 warm=1", time_ms([&] { for_each_tiles<128, 16, 1>(in, out, n); }));
-    report("for_each tiles B256 P8 warm=1", time_ms([&] { for_each_tiles<256, 8, 1>(in, out, n); }));
+    report("for_each kernel, old grid B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n, true); }));
+    report("for_each kernel B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n); }));
+    report("for_each kernel B128 P8", time_ms([&] { for_each_kernel<128, 8>(in, out, n); }));
+    report("for_each kernel B256 P4", time_ms([&] { for_each_kernel<256, 4>(in, out, n); }));
+    report("for_each kernel B256 P16", time_ms([&] { for_each_kernel<256, 16>(in, out, n); }));
+    report("for_each kernel B128 P16", time_ms([&] { for_each_kernel<128, 16>(in, out, n); }));
     auto tiles = [&](int b, int u) { return unsigned((n + std::int64_t(b) * u * (16 / sizeof(T)) - 1) / (std::int64_t(b) * u * (16 / sizeof(T)))); };
     report("tile vector B128 U1", time_ms([&] { tile_vector_kernel<T, 128, 1><<<tiles(128, 1), 128>>>(in, out, n); }));
     report("tile vector B128 U2", time_ms([&] { tile_vector_kernel<T, 128, 2><<<tiles(128, 2), 128>>>(in, out, n); }));

@@ -9,18 +9,19 @@
 // no occupancy or attribute query at all. The kernel still
 // strides by the grid, which only matters past 2^31 - 1 tiles. Measured on an
 // H100 (bench/cuda/experiments/vector_path.cu): softplus over 2^28 floats ran
-// at 86% of copy bandwidth with a grid sized to fill the GPU once (blocks per
+// at 85% of copy bandwidth with a grid sized to fill the GPU once (blocks per
 // SM at full occupancy times the SM count, each block walking many tiles) and
-// at 99-100% with one tile per block; the hardware's block scheduler balances
+// at 99% with one tile per block, in the same run; the hardware's block scheduler balances
 // the SMs better than a fixed wave does. Indices are 64-bit throughout.
 //
 // Thread t runs the functor on elements tile + t, tile + t + block, ...
 // (coalesced: a warp touches consecutive elements). Input views read through
 // ld.global.nc (view/load.h), so ptxas issues the thread's loads before its
 // stores and several stay in flight. A tile can also be warmed before it runs
-// (SWITCHYARD_CUDA_WARM, below); with one tile per block that no longer pays
-// (f32 +0.7 points, within noise; bf16 and f16 -3 to -4), so it is off by
-// default. The functor's own accesses stay exactly as written: tails,
+// (SWITCHYARD_CUDA_WARM, below). With one tile per block the measurements
+// disagree between runs (softplus bf16/f16 at 8 per thread lost 3-4 points
+// with mode 2; with softplus_to at the default per-thread counts f32, bf16
+// and f16 gained 1-2 points and f64 lost 3), so it is off by default. The functor's own accesses stay exactly as written: tails,
 // misaligned and strided views need no special code. There is no 16-byte
 // load/store path feeding the functor (docs/cuda.md says why).
 #pragma once
@@ -29,6 +30,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
@@ -60,18 +62,27 @@ stream_set cuda_streams_to_warm(F const& f) noexcept {
     return streams_where(find_streams(f), [](stream_info info) { return info.contiguous && !info.writable; });
 }
 
-// Elements per thread per tile: 16 for 1- and 2-byte dtypes, else 8. Measured
-// on an H100 at 2^28 (bench/cuda_report.py, "by elements per thread"):
-// softplus bf16/f16 went from 78-80% of copy bandwidth at 8 per thread to
-// 86-87% at 16; f32 is 99-101% at 4 or 8 and falls from 16 on; the f64
-// softplus op ran at 77.6% with 8 and 74.8% with 4.
+// A tag value that names a switchyard dtype: a value of a dtype enum whose
+// mapping to the core dtype is a constant (torch's complex types, which map
+// to none, are not).
+template <auto X>
+concept names_core_dtype = dtype_enum_type<decltype(X)> &&
+                           requires { typename std::integral_constant<dtype, dtype_enum<decltype(X)>::to_core(X)>; };
+
+// Elements per thread per tile: 16 for 1- and 2-byte dtypes, else 8 (the
+// smallest dtype in the tag decides; a tag without one gets 8). Measured on
+// an H100 at 2^28 with bench/cuda_report.py's "by elements per thread" lines
+// (a softplus without beta): bf16/f16 at 78-80% of copy bandwidth with 8 per
+// thread and 86-87% with 16, and the example op 78 -> 84% in the next run;
+// f32 is 99-101% at 4 or 8 and falls from 16 on; the f64 op ran at 77.6% with
+// 8 and 74.8% with 4. 1-byte dtypes follow 2-byte ones untested.
 template <typename Tag>
 constexpr int cuda_per_thread() {
     constexpr std::size_t bytes = []<auto... V>(sorted_tag<V...>) {
         std::size_t smallest = 0;
         auto consider = [&]<auto X>() {
-            if constexpr (dtype_enum_type<decltype(X)>) {
-                std::size_t const b = dtype_size(core_dtype_v<X>);
+            if constexpr (names_core_dtype<X>) {
+                std::size_t const b = dtype_size(dtype_enum<decltype(X)>::to_core(X));
                 if (b != 0 && (smallest == 0 || b < smallest)) smallest = b;
             }
         };
