@@ -38,6 +38,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "switchyard/core/bfloat16.h"
+#include "switchyard/core/half.h"
 #include "switchyard/math.h"
 
 namespace sy = switchyard;
@@ -689,17 +691,20 @@ TEMPLATE_TEST_CASE("math: runtime calls, each function", "[math]", float, double
     }
 }
 
-// softplus_to<Storage> on the host is softplus itself for every storage type
-// (the reduced-precision path exists only in CUDA device code, where
-// tests/cuda/test_cuda.cu checks it for every f16 and bf16 input).
+// softplus_to<Storage> on the host is softplus itself for every storage type,
+// 2-byte floating ones included (the reduced-precision path exists only in
+// CUDA device code, where tests/cuda/test_cuda.cu checks it for every f16
+// and bf16 input).
 TEST_CASE("math: softplus_to is softplus on the host", "[math]") {
     for (float const x : {-1e30f, -104.0f, -20.0f, -1.5f, -0.0f, 0.0f, 1e-30f, 0.75f, 19.0f, 1e30f, INFINITY, -INFINITY}) {
-        CHECK(std::bit_cast<std::uint32_t>(switchyard::softplus_to<std::uint16_t>(x)) ==
+        CHECK(std::bit_cast<std::uint32_t>(switchyard::softplus_to<switchyard::half>(x)) ==
+              std::bit_cast<std::uint32_t>(switchyard::softplus(x)));
+        CHECK(std::bit_cast<std::uint32_t>(switchyard::softplus_to<switchyard::bfloat16>(x)) ==
               std::bit_cast<std::uint32_t>(switchyard::softplus(x)));
         CHECK(std::bit_cast<std::uint32_t>(switchyard::softplus_to<float>(x)) ==
               std::bit_cast<std::uint32_t>(switchyard::softplus(x)));
         CHECK(std::bit_cast<std::uint64_t>(switchyard::softplus_to<double>(double{x})) ==
               std::bit_cast<std::uint64_t>(switchyard::softplus(double{x})));
     }
-    CHECK(std::isnan(switchyard::softplus_to<std::uint16_t>(NAN)));
+    CHECK(std::isnan(switchyard::softplus_to<switchyard::half>(NAN)));
 }

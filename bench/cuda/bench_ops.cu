@@ -44,9 +44,10 @@ void relu_out(at::Tensor const& x, at::Tensor& out) {
     table.select(args.dispatch_set())(args);
 }
 
-// relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as the op) over contiguous
-// tensors, launched with a chosen way of warming tiles and number of elements
-// per thread per tile (device/cuda/for_each.h), to compare them.
+// relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as in the
+// op) over contiguous tensors, launched with a chosen way of warming tiles and
+// number of elements per thread per tile (device/cuda/for_each.h), to compare
+// them.
 template <int Warm, int PerThread, at::ScalarType S>
 void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
     using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
@@ -129,15 +130,20 @@ void call_softplus_out(at::Tensor const& x, at::Tensor& out, bool ours) {
         at::softplus_out(out, x, 1.0, 20.0);
 }
 
+// 100 calls, then waits for them: caches, the dispatcher and the kernels warm.
+void warm_up_softplus_out(at::Tensor const& x, at::Tensor& out, bool ours) {
+    for (int i = 0; i < 100; ++i) call_softplus_out(x, out, ours);
+    at::cuda::getCurrentCUDAStream().synchronize();
+}
+
 // Host seconds per call: `iters` calls enqueued behind a kernel that holds
 // the GPU for longer than they take, so nothing waits for the GPU and the
 // time is the op's own host cost (argument checks, dispatch, launch). iters
 // stays far below the launch queue's depth (about a thousand).
 double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, bool ours) {
     TORCH_CHECK(iters > 0 && iters <= 512, "host_overhead: 1 to 512 calls (the launch queue must not fill)");
-    for (int i = 0; i < 100; ++i) call_softplus_out(x, out, ours);
+    warm_up_softplus_out(x, out, ours);
     auto const stream = at::cuda::getCurrentCUDAStream();
-    stream.synchronize();
     hold_gpu<<<1, 1, 0, stream.stream()>>>(200'000'000);  // about 0.1 s
     auto const start = std::chrono::steady_clock::now();
     for (std::int64_t i = 0; i < iters; ++i) call_softplus_out(x, out, ours);
@@ -149,8 +155,7 @@ double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, b
 // Seconds per call of `iters` calls including the final synchronize: with a
 // 1024-element tensor this is mostly the GPU's launch-to-launch time.
 double end_to_end_time(at::Tensor const& x, at::Tensor& out, std::int64_t iters, bool ours) {
-    for (int i = 0; i < 100; ++i) call_softplus_out(x, out, ours);
-    at::cuda::getCurrentCUDAStream().synchronize();
+    warm_up_softplus_out(x, out, ours);
     auto const start = std::chrono::steady_clock::now();
     for (std::int64_t i = 0; i < iters; ++i) call_softplus_out(x, out, ours);
     at::cuda::getCurrentCUDAStream().synchronize();

@@ -1,7 +1,8 @@
 // switchyard math for kernels: exp, expm1, log, log1p, tanh, sigmoid,
-// softplus (and softplus_to<Storage>), sqrt, abs, min, max and select, for float and double, usable on the host and in
-// CUDA device code. Half and bfloat16 kernels convert to float (their compute
-// type) themselves; there are no 16-bit overloads.
+// softplus (and softplus_to<Storage>), sqrt, abs, min, max and select, for
+// float and double, usable on the host and in CUDA device code. Half and
+// bfloat16 kernels convert to float (their compute type) themselves; there
+// are no 16-bit overloads.
 //
 // THE RULE for kernel authors: write kernels with these functions, and with
 // select(cond, a, b) instead of if / ?: on data. Then
@@ -659,9 +660,8 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noe
 // softplus_to<Storage>(x): softplus(x) computed as accurately as a result
 // that will be stored as Storage needs. softplus(x) itself, except in CUDA
 // device code for 2-byte floating storage (f16, bf16: half, bfloat16,
-// c10::Half, ...; not 16-bit integers),
-// where the special-function unit's ex2 and lg2 approximations replace the
-// two polynomials: about half the instructions, and within 2^-16 relative of
+// c10::Half, ...; not 16-bit integers), where the special-function unit's ex2
+// and lg2 approximations replace the two polynomials: about half the instructions, and within 2^-16 relative of
 // softplus(x), so after rounding to f16 or bf16 the result is within 0.53 ulp
 // of the exact value (tests/cuda/test_cuda.cu checks every f16 and bf16
 // input on the GPU). Half and bfloat16 kernels on the GPU are bound by

@@ -274,6 +274,14 @@ long double ref_math(int f, long double x) {
     }
 }
 
+// The spacing of a format with `mantissa_bits` stored bits and smallest
+// normal exponent `min_exponent` at |ref| (subnormal spacing below normal).
+long double ulp_spacing(long double ref, int mantissa_bits, int min_exponent) {
+    int e = 0;
+    std::frexp(ref, &e);  // |ref| in [2^(e-1), 2^e)
+    return std::ldexp(1.0L, std::max(e - 1, min_exponent) - mantissa_bits);
+}
+
 double ulp_error(float got, long double ref) {
     if (std::isnan(ref) || std::isnan(got)) return std::isnan(ref) && std::isnan(got) ? 0.0 : 1e9;
     if (std::isinf(got) || std::isinf(ref) || ref > 3.4028234663852886e38L || ref < -3.4028234663852886e38L)
@@ -281,11 +289,7 @@ double ulp_error(float got, long double ref) {
                        static_cast<long double>(got) == ref
                    ? 0.0
                    : 1e9;
-    int e = 0;
-    std::frexp(ref, &e);  // |ref| in [2^(e-1), 2^e)
-    int const exponent = std::max(e - 1, -126);
-    long double const ulp = std::ldexp(1.0L, exponent - 23);
-    return static_cast<double>(std::fabs(static_cast<long double>(got) - ref) / ulp);
+    return static_cast<double>(std::fabs(static_cast<long double>(got) - ref) / ulp_spacing(ref, 23, -126));
 }
 
 void test_math_on_device() {
@@ -358,16 +362,12 @@ void test_softplus_to(char const* name, int mantissa_bits, int min_exponent) {
         if (std::isnan(x)) {
             err = std::isnan(got) ? 0.0 : 1e9;
         } else {
-            long double const xl = x;
-            long double const ref = std::max(xl, 0.0L) + std::log1p(std::exp(-std::fabs(xl)));
-            if (std::isinf(x) || std::isinf(got)) {
+            long double const ref = ref_math(6, x);  // softplus
+            if (std::isinf(x) || std::isinf(got))
                 err = static_cast<long double>(got) == ref ? 0.0 : 1e9;
-            } else {
-                int e = 0;
-                std::frexp(ref, &e);
-                long double const spacing = std::ldexp(1.0L, std::max(e - 1, min_exponent) - mantissa_bits);
-                err = static_cast<double>(std::fabs(static_cast<long double>(got) - ref) / spacing);
-            }
+            else
+                err = static_cast<double>(std::fabs(static_cast<long double>(got) - ref) /
+                                          ulp_spacing(ref, mantissa_bits, min_exponent));
             if (Storage(sy::softplus(x)).bits != back[i].bits) ++differ_from_host;
         }
         worst = std::max(worst, err);

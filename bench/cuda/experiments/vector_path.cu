@@ -104,7 +104,7 @@ template <> inline constexpr sy::dtype dtype_of<f16_t> = sy::dtype::f16;
 template <> inline constexpr sy::dtype dtype_of<double> = sy::dtype::f64;
 using tag = sy::tag<sy::device_kind::cuda, sy::dtype::f32, sy::contiguity::contiguous>;
 template <typename T>
-void for_each_today(T const* in, T* out, std::int64_t n) {
+void for_each_library(T const* in, T* out, std::int64_t n) {
     using typed_tag = sy::tag<sy::device_kind::cuda, dtype_of<T>, sy::contiguity::contiguous>;
     sy::detail::cuda_for_each_launch(
         typed_tag{}, 0, n,
@@ -195,7 +195,7 @@ void run(char const* name, std::int64_t n) {
                copy_kernel<T><<<sms * 8, 256>>>(reinterpret_cast<uint4 const*>(in), reinterpret_cast<uint4*>(out),
                                                 n * sizeof(T) / 16);
            }));
-    report("for_each library launch", time_ms([&] { for_each_today(in, out, n); }));
+    report("for_each library launch", time_ms([&] { for_each_library(in, out, n); }));
     report("for_each kernel, old grid B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n, true); }));
     report("for_each kernel B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n); }));
     report("for_each kernel B128 P8", time_ms([&] { for_each_kernel<128, 8>(in, out, n); }));

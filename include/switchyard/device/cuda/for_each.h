@@ -6,13 +6,14 @@
 // Block size: 256 threads, or the tag's block_dim (tag_add<Tag,
 // block_dim::b128>). Grid: one block per tile of block * per-thread elements
 // (16 for 1- and 2-byte dtypes, else 8: cuda_per_thread), so a launch makes
-// no occupancy or attribute query at all. The kernel still
-// strides by the grid, which only matters past 2^31 - 1 tiles. Measured on an
-// H100 (bench/cuda/experiments/vector_path.cu): softplus over 2^28 floats ran
-// at 85% of copy bandwidth with a grid sized to fill the GPU once (blocks per
-// SM at full occupancy times the SM count, each block walking many tiles) and
-// at 99% with one tile per block, in the same run; the hardware's block scheduler balances
-// the SMs better than a fixed wave does. Indices are 64-bit throughout.
+// no occupancy or attribute query at all. The kernel still strides by the
+// grid, which only matters past 2^31 - 1 tiles. Measured on an H100
+// (bench/cuda/experiments/vector_path.cu): softplus over 2^28 floats ran at
+// 85% of copy bandwidth with a grid sized to fill the GPU once (blocks per SM
+// at full occupancy times the SM count, each block walking many tiles) and at
+// 99% with one tile per block, in the same run; the hardware's block
+// scheduler balances the SMs better than a fixed wave does. Indices are
+// 64-bit throughout.
 //
 // Thread t runs the functor on elements tile + t, tile + t + block, ...
 // (coalesced: a warp touches consecutive elements). Input views read through
@@ -21,9 +22,10 @@
 // (SWITCHYARD_CUDA_WARM, below). With one tile per block the measurements
 // disagree between runs (softplus bf16/f16 at 8 per thread lost 3-4 points
 // with mode 2; with softplus_to at the default per-thread counts f32, bf16
-// and f16 gained 1-2 points and f64 lost 3), so it is off by default. The functor's own accesses stay exactly as written: tails,
-// misaligned and strided views need no special code. There is no 16-byte
-// load/store path feeding the functor (docs/cuda.md says why).
+// and f16 gained 1-2 points and f64 lost 3), so it is off by default. The
+// functor's own accesses stay exactly as written: tails, misaligned and
+// strided views need no special code. There is no 16-byte load/store path
+// feeding the functor (docs/cuda.md says why).
 #pragma once
 
 #include <cuda_runtime.h>
