@@ -20,7 +20,7 @@
 // Accuracy: every function is within 2 ulp of the correctly rounded result
 // over the whole input range, subnormal results included (at most 1.1 ulp
 // measured by tests/test_math.cpp against long double, softplus 1.71 float
-// and 1.45 double, cheaper in exchange), with or without FMA
+// and 1.48 double, cheaper in exchange), with or without FMA
 // contraction (g++ contracts a*b+c even at -std=c++20 once FMA is enabled,
 // clang by default). Float paths use only float arithmetic. Results do not
 // depend on errno or the optimization level, and no function calls libm.
@@ -33,7 +33,9 @@
 // cheaper on the GPU, whose special-function units they use); sigmoid,
 // softplus, min, max, abs and select are the same code as on the host
 // (softplus built on CUDA's expf and log1pf measured 2.18 ulp and cost more
-// instructions than its own float path: 45 PTX instructions against 70).
+// instructions than its own float path: 45 PTX instructions against 70),
+// except that double softplus divides by the special-function unit's
+// reciprocal, refined (1.43 ulp measured on the GPU).
 // tests/cuda/test_cuda.cu measures every function on the device against
 // long double and requires 2 ulp, and softplus_to for 2-byte storage 0.53
 // ulp of the storage type. Constant evaluation always uses the portable code.
@@ -82,6 +84,14 @@
 // softplus (float): max(x, 0) + log1p(e), e = exp(-|x|) by a lean exp for
 // arguments <= 0 and log1p on [0, 1] split at e = 1/2, where (e - 1)/2 is
 // exact: 1.69 ulp over all 2^32 floats (with FMA), 1.71 without.
+// softplus (double): the same split, exp(-|x|) by an FMA reduction and one
+// Horner polynomial, and log1p(f) on [-1/4, 1/2) by the double log's
+// s = f/(2+f) arrangement (below) with a wider R, so 1 + e is never rounded
+// and no exponent is split off: about 50 FP64 operations, where
+// log1p(exp(-|x|)) with the general functions took about 65 and a division.
+// An H100 issues a quarter as many FP64 as FP32 operations, and that count
+// decided f64 softplus's speed there (77% of copy bandwidth before, 97%
+// after; docs/benchmarks.md).
 // log/log1p: u = 2^e m with m in [sqrt(1/2), sqrt(2)), f = m - 1 exact;
 // float: log1p(f) = f + f^2 Q(f); double: log1p(f) via s = f/(2+f),
 // log1p(f) = f - f^2/2 + s (f^2/2 + R(s^2)) (the fdlibm arrangement); then
@@ -106,6 +116,9 @@
 //              squares in mpmath; deg 8, error 2^-27.6 before rounding.
 //   R (log, double): (2 atanh(s) - 2s)/s^3 in z = s^2 on [0, 0.02947],
 //              weight z/2; deg 6, error 2^-59.5.
+//   R (softplus's log1p_unit, double): the same function on [0, 0.04]
+//              (|s| <= 1/5), Chebyshev interpolation in mpmath; deg 7,
+//              error times z/2 2^-60.2 after rounding.
 //   P (tanh): (tanh(x) - x)/x^3 in z = x^2 on [0, 0.625^2], weight
 //              z x/tanh(x); float deg 5, error 2^-32.4; double deg 11,
 //              error 2^-61.2.
@@ -221,11 +234,15 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float expm1_tail(float r, flo
   return rc + (r * r) * horner(r, 0x1p-1f, 0x1.555556p-3f, 0x1.55555ep-5f, 0x1.110ff8p-7f,
                                0x1.6cc6ecp-10f, 0x1.a25c12p-13f);
 }
+// P(r) = (expm1(r) - r)/r^2, double.
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1_poly(double r) noexcept {
+  return horner(r, 0x1p-1, 0x1.5555555555559p-3, 0x1.555555555555ap-5, 0x1.111111110f6b2p-7,
+                0x1.6c16c16c14463p-10, 0x1.a01a01afe3845p-13, 0x1.a01a01b0b15c1p-16,
+                0x1.71ddf858367d1p-19, 0x1.27e4c5ad07859p-22, 0x1.af5eb6417c55bp-26,
+                0x1.1f955075a435ap-29);
+}
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1_tail(double r, double rc) noexcept {
-  return rc + (r * r) * horner(r, 0x1p-1, 0x1.5555555555559p-3, 0x1.555555555555ap-5,
-                               0x1.111111110f6b2p-7, 0x1.6c16c16c14463p-10, 0x1.a01a01afe3845p-13,
-                               0x1.a01a01b0b15c1p-16, 0x1.71ddf858367d1p-19, 0x1.27e4c5ad07859p-22,
-                               0x1.af5eb6417c55bp-26, 0x1.1f955075a435ap-29);
+  return rc + (r * r) * expm1_poly(r);
 }
 
 // exp(x) = hi + lo: hi is exp(x) (subnormals and overflow included) and lo
@@ -392,15 +409,68 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p_unit(float e) noe
   const float l = f + (f * f) * q;
   return blend(halved, l + 0x1.62e43p-1f, l);  // float(ln2) is within 0.011 ulp of ln2
 }
-// The same algorithm as log1p for doubles (u = 1 + e = 2^k m, k in {0, 1}),
-// without its domain and overflow handling.
+// softplus's halves for double, written to spend few FP64 operations: the
+// GPU kernel is bound by them (an H100 issues a quarter as many FP64 as FP32
+// operations), and the CPU gains too.
+//
+// exp_nonpositive: exp(-a) for a in [0, 746] (the caller clamps) or NaN. r =
+// -a - k ln2 by two FMAs (0.5 ulp of r, at most 0.09 ulp of the result), 1 +
+// r + r^2 P(r) by Horner's scheme (0.75 ulp), scaled by 2^(k + 64) exactly and
+// then by 2^-64, so that subnormal results round once.
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp_nonpositive(double a) noexcept {
+  constexpr double shifter = 0x1.8p52;
+  const double t = a * -0x1.71547652b82fep+0 + shifter;
+  const double kf = t - shifter;
+  const double r = kf * -f64_ln2_lo + (kf * -f64_ln2_hi - a);  // kf * ln2_hi exact
+  const double p = 1.0 + r * (1.0 + r * expm1_poly(r));
+  const std::uint64_t k = to_bits(t) - to_bits(shifter);  // two's complement, <= 0
+  return (p * f64_from_bits((k + 1087u) << 52)) * 0x1p-64;
+}
+
+#if defined(__CUDA_ARCH__)
+// 1/d within about 2^-60 relative for normal d: the special-function unit's
+// reciprocal (about 2^-23) and one cubic refinement, r (1 + e + e^2) with
+// e = 1 - d r, as for CUDA's own division but without its special-case path.
+__device__ __forceinline__ double reciprocal_of_normal(double d) {
+  double r;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+  const double e = ::fma(-d, r, 1.0);
+  return ::fma(r, ::fma(e, e, e), r);
+}
+#endif
+
+// log1p_unit: log1p(e) for e in [0, 1] or NaN, by the double log's method
+// (s = f/(2 + f), log1p(f) = f - hfsq + s (hfsq + R(s^2))) after the float
+// version's reduction: f = e below 1/2, and above, 1 + e = 2 (1 + f) with
+// f = (e - 1)/2 in [-1/4, 0], exact. So 1 + e is never rounded, and no
+// exponent is split off. In CUDA device code s = f * (1/(2 + f)) from the
+// refined reciprocal: |2 + f| is in [1.75, 2.5], and s needs only 2^-48
+// relative accuracy (its error is multiplied by hfsq + R <= f/4).
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p_unit(double e) noexcept {
-  const double u = 1.0 + e;
-  const double c = e - (u - 1.0);
-  const f64_split sp = split_exponent(u);
-  const double f = sp.m - 1.0;
-  const double corr = (c * blend(sp.e > 0.0, 0.5, 1.0)) * horner(f, 1.0, -1.0, 1.0, -1.0);
-  return log_finish(sp.e, f, corr);
+  const bool halved = e >= 0.5;
+  const double f = blend(halved, e * 0.5 - 0.5, e);
+  const double d = 2.0 + f;
+  double s = 0.0;
+#if defined(__CUDA_ARCH__)
+  if (!__builtin_is_constant_evaluated())
+    s = f * reciprocal_of_normal(d);
+  else
+    s = f / d;
+#else
+  s = f / d;
+#endif
+  const double z = s * s;
+  const double r = z * horner(z, 0x1.5555555555555p-1, 0x1.9999999999f17p-2, 0x1.24924923de6edp-2,
+                              0x1.c71c72df580fcp-3, 0x1.745cac43cc003p-3, 0x1.3b29d0452d426p-3,
+                              0x1.0e8c55b42945fp-3, 0x1.169c38cc826bep-3);
+  const double hfsq = 0.5 * f * f;
+  const double tail = s * (hfsq + r) - hfsq;
+  // + ln2 when halved: ln2_hi + f with Fast2Sum (|ln2_hi| > 1/4 >= |f|),
+  // exact, so only the final sum rounds noticeably.
+  const double ehi = blend(halved, f64_ln2_hi, 0.0);
+  const double hi = ehi + f;
+  const double err = (ehi - hi) + f;
+  return hi + (err + (tail + blend(halved, f64_ln2_lo, 0.0)));
 }
 
 }  // namespace detail
@@ -650,9 +720,12 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float softplus(float x) noexc
   return detail::blend(x == x, result, x);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noexcept {
-  const double tail = detail::log1p_unit(detail::exp_parts<false>(-abs(x)).hi);
-  const double result = detail::blend(x > 0.0, x, 0.0) + tail;
-  return detail::blend(x == x, result, x);
+  // Clamped so that exp_nonpositive's k stays >= -1076 (exp(-746) rounds to
+  // 0); a NaN fails the comparison, flows through exp_nonpositive and
+  // log1p_unit, and makes the sum NaN, so it needs no check of its own.
+  const double a = abs(x);
+  const double tail = detail::log1p_unit(detail::exp_nonpositive(detail::blend(a > 746.0, 746.0, a)));
+  return detail::blend(x > 0.0, x, 0.0) + tail;
 }
 
 // ------------------------------------------------------------- softplus_to --

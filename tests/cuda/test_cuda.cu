@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -336,6 +338,53 @@ void test_math_on_device() {
     dev.free(out);
 }
 
+// Double softplus on the device (it computes 1/(2 + f) by the special-
+// function unit's reciprocal, not by division as the host does): within
+// 2 ulp over evenly spaced inputs across its whole range, near 0, and into
+// the subnormal results, and exact at the special values.
+void test_softplus_f64_on_device() {
+    sy::cuda_device dev{0};
+    std::int64_t const part = 1 << 18, n = 4 * part;
+    std::vector<double> host(n), back(n);
+    double const ranges[4][2] = {{-750.0, 750.0}, {-40.0, 40.0}, {-1.0, 1.0}, {-745.2, -700.0}};
+    for (int r = 0; r < 4; ++r)
+        for (std::int64_t i = 0; i < part; ++i)
+            host[r * part + i] = ranges[r][0] + (ranges[r][1] - ranges[r][0]) * static_cast<double>(i) / part;
+    double const specials[] = {INFINITY, -INFINITY, NAN, 0.0, -0.0, 2000.0, -2000.0, std::numeric_limits<double>::max(),
+                              -std::numeric_limits<double>::max(), 1e-300};
+    for (std::size_t i = 0; i < std::size(specials); ++i) host[i] = specials[i];
+    auto* in = static_cast<double*>(dev.alloc(n * sizeof(double)));
+    auto* out = static_cast<double*>(dev.alloc(n * sizeof(double)));
+    dev.copy_from_host(in, host.data(), n * sizeof(double));
+    sy::for_each(cuda_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) { out[i] = sy::softplus(in[i]); });
+    dev.copy_to_host(back.data(), out, n * sizeof(double));
+    double worst = 0;
+    int bad = 0, differ_from_host = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        double const x = host[i], got = back[i];
+        double err = 0;
+        if (std::isnan(x)) {
+            err = std::isnan(got) ? 0.0 : 1e9;
+        } else {
+            long double const ref = ref_math(6, x);
+            if (std::isinf(x) || std::isinf(got))
+                err = static_cast<long double>(got) == ref ? 0.0 : 1e9;
+            else if (std::signbit(got))  // softplus is never negative, nor -0
+                err = 1e9;
+            else
+                err = static_cast<double>(std::fabs(static_cast<long double>(got) - ref) / ulp_spacing(ref, 52, -1022));
+            if (got != sy::softplus(x)) ++differ_from_host;
+        }
+        worst = std::max(worst, err);
+        if (err > 2.0 && bad++ < 5) std::printf("  softplus(%a): device %a, %.2f ulp\n", x, got, err);
+    }
+    std::printf("  device softplus (double) max %.3f ulp over %lld inputs; %d differ from the host\n", worst,
+                static_cast<long long>(n), differ_from_host);
+    CHECK(bad == 0);
+    dev.free(in);
+    dev.free(out);
+}
+
 // softplus_to<half / bfloat16> on the device (the special-function-unit
 // path) for every 16-bit input: rounded to the storage type, within 0.53 ulp
 // of the storage type of the exact value (math.h's bound; long double
@@ -424,6 +473,7 @@ int main() {
         test_block_sizes_and_streams();
         if (!under_sanitizer) test_64bit_count();
         test_math_on_device();
+        test_softplus_f64_on_device();
         test_softplus_to<sy::half>("f16", 10, -14);
         test_softplus_to<sy::bfloat16>("bf16", 7, -126);
         test_lazy_chain();
