@@ -5,6 +5,7 @@
 
 #include <switchyard/device/webgpu.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -54,6 +55,19 @@ TEST_CASE("webgpu: device round trip and pool reuse", "[webgpu]") {
     dev.free(again);
     CHECK(dev.alloc(0) == nullptr);
     dev.free(nullptr);
+
+    // Releasing the cache: the next allocation of that class creates a buffer,
+    // which works like the first.
+    CHECK(dev.cached_buffer_bytes() >= 1024);
+    dev.release_cached_buffers();
+    CHECK(dev.cached_buffer_bytes() == 0);
+    void* fresh = dev.alloc(900);
+    CHECK(dev.counters().buffers_created == created + 1);
+    dev.copy_from_host(fresh, host.data(), 900);
+    std::vector<std::uint8_t> fresh_back(900);
+    dev.copy_to_host(fresh_back.data(), fresh, 900);
+    CHECK(std::equal(fresh_back.begin(), fresh_back.end(), host.begin()));
+    dev.free(fresh);
 }
 
 TEST_CASE("webgpu: a dispatch beyond 65535 workgroups, batched into one submit", "[webgpu]") {

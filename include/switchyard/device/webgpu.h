@@ -9,7 +9,8 @@
 //     dev.copy_to_host(host, x, n * 4);           // one submit, then waits
 //
 // Buffers: sizes round up to 4 bytes; freed buffers go to a size-class pool
-// (powers of two from 256 bytes) and are reused. Batching: work is recorded
+// (powers of two from 256 bytes) and are reused until
+// release_cached_buffers(). Batching: work is recorded
 // into one command encoder and submitted once, by sync() or a readback; an
 // upload submits recorded work first only if there is some, to keep the
 // queue's order. Errors: validation and out-of-memory errors, and device
@@ -170,6 +171,21 @@ public:
     }
 
     std::string_view name() const noexcept { return "webgpu"; }
+
+    // Releases the buffers kept for reuse (freed storage buffers, readback
+    // staging and uniform buffers), as torch.cuda.empty_cache() does: later
+    // allocations create new buffers. Live buffers are untouched, and
+    // recorded work keeps the buffers it uses alive (WebGPU counts references).
+    void release_cached_buffers() noexcept {
+        auto release = [](WGPUBuffer b) { wgpuBufferRelease(b); };
+        s_->storage_pool.clear(release);
+        s_->staging_pool.clear(release);
+        s_->uniform_pool.clear(release);
+    }
+    // Bytes held by those buffers.
+    std::uint64_t cached_buffer_bytes() const noexcept {
+        return s_->storage_pool.free_bytes() + s_->staging_pool.free_bytes() + s_->uniform_pool.free_bytes();
+    }
 
     // ------------------------------------------------------- shader support --
 
