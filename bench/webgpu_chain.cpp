@@ -47,16 +47,17 @@ struct data {
     ~data() { dev().free(y); }
 };
 
-// One eager op: upload `host`, run `kernel` into a fresh result, read back.
+// One eager op: upload `src`, run `kernel` into a fresh result, read it back
+// into `dst`.
 // With fresh_buffers, the op creates its buffers (input, result, readback
 // staging, uniforms) instead of reusing pooled ones.
 template <typename Kernel>
-void eager_op(std::vector<float>& host, Kernel const& kernel, bool fresh_buffers) {
+void eager_op(std::vector<float> const& src, std::vector<float>& dst, Kernel const& kernel, bool fresh_buffers) {
     void* in = dev().alloc(n * 4);
     void* out = dev().alloc(n * 4);
-    dev().copy_from_host(in, host.data(), n * 4);
+    dev().copy_from_host(in, src.data(), n * 4);
     kernel(ref(in, "in"), ref(out, "out"));
-    dev().copy_to_host(host.data(), out, n * 4);
+    dev().copy_to_host(dst.data(), out, n * 4);
     dev().free(in);
     dev().free(out);
     if (fresh_buffers) dev().release_cached_buffers();
@@ -89,10 +90,9 @@ void run_chain3_eager(benchmark::State& state, bool fresh_buffers) {
     };
     dev().reset_counters();
     for (auto _ : state) {
-        d.out = d.x;
-        eager_op(d.out, relu, fresh_buffers);
-        eager_op(d.out, scale, fresh_buffers);
-        eager_op(d.out, add, fresh_buffers);
+        eager_op(d.x, d.out, relu, fresh_buffers);
+        eager_op(d.out, d.out, scale, fresh_buffers);
+        eager_op(d.out, d.out, add, fresh_buffers);
         benchmark::DoNotOptimize(d.out.data());
     }
     report(state);
