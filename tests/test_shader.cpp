@@ -123,6 +123,31 @@ TEST_CASE("shader tracing: golden WGSL of the torch example's softplus", "[shade
     CHECK(wgsl == read_file(path));
 }
 
+TEST_CASE("shader tracing: contiguous kernels run 4 indices per invocation as vec4", "[shader]") {
+    sy::shader::trace const t = softplus_trace(1.0, 20.0);
+    REQUIRE(sy::shader::vectorizable(t));
+    sy::shader::wgsl_program const scalar = sy::shader::emit_wgsl(t);
+    sy::shader::wgsl_program const vec = sy::shader::emit_wgsl(t, 4);
+    INFO(vec.text);
+    CHECK(vec.text.find("array<vec4<f32>>") != std::string::npos);
+    CHECK(vec.text.find("array<f32>") == std::string::npos);
+    CHECK(vec.text.find(": vec4<bool> = ") != std::string::npos);          // comparisons per component
+    CHECK(vec.text.find("vec4<f32>(bitcast<f32>(u.w[") != std::string::npos);  // uniforms splatted
+    // The scalar helpers are called once per component.
+    CHECK(vec.text.find("sy_softplus(v2.x), sy_softplus(v2.y), sy_softplus(v2.z), sy_softplus(v2.w)") !=
+          std::string::npos);
+    CHECK(vec.uniforms == scalar.uniforms);
+    CHECK(vec.bindings == scalar.bindings);
+
+    // A strided view computes its element from the index: not vectorizable.
+    auto const xt = sy::strided_ref::make(&buffer_a, dtype::f16, device_kind::webgpu, {5, 4}, {1, 5}, "x.T");
+    auto const y = sy::strided_ref::contiguous(&buffer_b, dtype::f16, device_kind::webgpu, {5, 4}, "y");
+    sy::flat_in<device_kind::webgpu, dtype::f16, contiguity::strided> const in(xt);
+    sy::flat_out<device_kind::webgpu, dtype::f16, contiguity::strided> const out(y);
+    auto const strided = trace_of<webgpu_f16_strided>([=](webgpu_f16_strided, std::int64_t i) { out[i] = in[i]; });
+    CHECK_FALSE(sy::shader::vectorizable(strided));
+}
+
 TEST_CASE("shader tracing: strided f16 views walk sizes and strides from uniforms", "[shader]") {
     // A transposed 3 x 5 f16 array: the walk divides by one size, whatever the shape.
     auto const xt = sy::strided_ref::make(&buffer_a, dtype::f16, device_kind::webgpu, {5, 3}, {1, 5}, "x.T");

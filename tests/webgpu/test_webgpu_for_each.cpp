@@ -156,6 +156,50 @@ TEST_CASE("webgpu for_each: every math function agrees with switchyard/math.h", 
           [](float v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }, 0);
 }
 
+TEST_CASE("webgpu for_each: 4 indices per invocation (vec4) give the scalar shader's results", "[webgpu][for_each]") {
+    // A count that is a multiple of 4 runs the vec4 form; one element fewer
+    // runs one index per invocation. Mixed types, comparisons, && and ||, a
+    // bool converted to float, uniforms and a math helper cover what the
+    // vec4 emission changes.
+    std::size_t const n = 4096;
+    std::vector<float> const host = test_inputs(n);
+    std::vector<std::int32_t> kh(n);
+    for (std::size_t i = 0; i < n; ++i) kh[i] = static_cast<std::int32_t>(i % 7);
+    device_array const x(host), k(kh);
+    using webgpu_f32 = tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
+    using fv = sy::shader::value<float>;
+    auto run = [&](std::int64_t count) {
+        device_array const y(n * sizeof(float));
+        sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const in(x.ref(dtype::f32, {count}, "x"));
+        sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const kin(k.ref(dtype::i32, {count}, "k"));
+        sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(y.ref(dtype::f32, {count}, "y"));
+        std::size_t const pipelines = dev().cached_pipelines();
+        sy::for_each(webgpu_f32{}, count, [=](webgpu_f32, std::int64_t i) {
+            fv const v = in[i];
+            auto const kk = kin[i];
+            auto const pick = (v > 0.0f && kk != 3) || v < -2.0f;
+            out[i] = sy::select(pick, sy::softplus(v) * static_cast<fv>(kk), sy::max(sy::abs(v), 0.5f)) +
+                     static_cast<fv>(v > 1.0f);
+        });
+        CHECK(dev().cached_pipelines() == pipelines + 1);  // a new kernel text each time
+        return y.read<float>(static_cast<std::size_t>(count));
+    };
+    std::vector<float> const vec = run(static_cast<std::int64_t>(n));
+    std::vector<float> const scalar = run(static_cast<std::int64_t>(n) - 1);
+    std::size_t differ = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        float const v = host[i];
+        bool const pick = (v > 0.0f && kh[i] != 3) || v < -2.0f;
+        float const want = (pick ? sy::softplus(v) * static_cast<float>(kh[i]) : std::max(std::fabs(v), 0.5f)) +
+                           (v > 1.0f ? 1.0f : 0.0f);
+        worst = std::max(worst, ulp_distance(vec[i], want));
+        if (i + 1 < n) differ += vec[i] != scalar[i];
+    }
+    CHECK(differ == 0);
+    CHECK(worst <= 4.0);
+}
+
 TEST_CASE("webgpu for_each: a new beta reuses the compiled pipeline", "[webgpu][for_each]") {
     std::vector<float> const host = test_inputs(1000);
     device_array const x(host), y(host.size() * sizeof(float));

@@ -1,7 +1,9 @@
 // for_each on WebGPU: traces the kernel (shader/trace.h), emits WGSL
 // (shader/wgsl.h), takes the pipeline from the device's cache and records one
 // dispatch into the device's open command encoder. Nothing is submitted here:
-// sync() or a readback submits everything recorded, once.
+// sync() or a readback submits everything recorded, once. A kernel whose
+// views are all contiguous runs 4 indices per invocation as vec4 values when
+// the count is a multiple of 4 (shader/wgsl.h, vectorizable).
 //
 // The kernel is called with a placeholder index that views recognise; it may
 // use the index only to index views. The first call of each kernel type
@@ -56,13 +58,14 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
                                     "; shader devices index with 32 bits (at most 2^32 - 256 elements)");
     webgpu_device& device = current_webgpu_device();
     shader::trace const t = trace_kernel(tag, f, shader_index_placeholders[0], device.has_f16());
-    shader::wgsl_program program = shader::emit_wgsl(t);
+    std::uint32_t const lanes = count % 4 == 0 && shader::vectorizable(t) ? 4 : 1;
+    shader::wgsl_program program = shader::emit_wgsl(t, lanes);
 
     static std::atomic<bool> index_use_checked{false};
     if (!index_use_checked.load(std::memory_order_relaxed)) {
         for (std::size_t k = 1; k < std::size(shader_index_placeholders); ++k) {
             shader::wgsl_program const again =
-                shader::emit_wgsl(trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16()));
+                shader::emit_wgsl(trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16()), lanes);
             if (again.uniforms != program.uniforms || again.text != program.text)
                 throw shader::shader_error(
                     "webgpu: the kernel computes with its for_each index (its trace changes with the index "
@@ -84,10 +87,10 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
         bindings.push_back({const_cast<void*>(b.buffer), b.bytes > 4 ? b.bytes : 4});
     }
     device.bind_check(bindings);
-    program.uniforms[0] = static_cast<std::uint32_t>(count);
+    std::uint64_t const invocations = static_cast<std::uint64_t>(count) / lanes;
+    program.uniforms[0] = static_cast<std::uint32_t>(invocations);
     WGPUComputePipeline const pipeline = device.cached_pipeline(program.text);
-    std::uint64_t const groups = (static_cast<std::uint64_t>(count) + shader::wgsl_workgroup_size - 1) /
-                                 shader::wgsl_workgroup_size;
+    std::uint64_t const groups = (invocations + shader::wgsl_workgroup_size - 1) / shader::wgsl_workgroup_size;
     device.dispatch(pipeline, bindings, std::as_bytes(std::span(program.uniforms)), groups);
 }
 
