@@ -20,7 +20,8 @@
 // Accuracy: every function is within 2 ulp of the correctly rounded result
 // over the whole input range, subnormal results included (at most 1.1 ulp
 // measured by tests/test_math.cpp against long double, softplus 1.71 float
-// and 1.48 double, cheaper in exchange), with or without FMA
+// and 1.65 double, cheaper in exchange; a denser sampling of double
+// softplus near x = -1.3 finds 1.75), with or without FMA
 // contraction (g++ contracts a*b+c even at -std=c++20 once FMA is enabled,
 // clang by default). Float paths use only float arithmetic. Results do not
 // depend on errno or the optimization level, and no function calls libm.
@@ -35,7 +36,7 @@
 // (softplus built on CUDA's expf and log1pf measured 2.18 ulp and cost more
 // instructions than its own float path: 45 PTX instructions against 70),
 // except that double softplus divides by the special-function unit's
-// reciprocal, refined (1.43 ulp measured on the GPU).
+// reciprocal, refined (1.58 ulp measured on the GPU).
 // tests/cuda/test_cuda.cu measures every function on the device against
 // long double and requires 2 ulp, and softplus_to for 2-byte storage 0.53
 // ulp of the storage type. Constant evaluation always uses the portable code.
@@ -414,9 +415,10 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p_unit(float e) noe
 // operations), and the CPU gains too.
 //
 // exp_nonpositive: exp(-a) for a in [0, 746] (the caller clamps) or NaN. r =
-// -a - k ln2 by two FMAs (0.5 ulp of r, at most 0.09 ulp of the result), 1 +
-// r + r^2 P(r) by Horner's scheme (0.75 ulp), scaled by 2^(k + 64) exactly and
-// then by 2^-64, so that subnormal results round once.
+// -a - k ln2 with k ln2_hi exact and k ln2_lo rounded in (about 0.2 ulp of
+// the result at most), 1 + r + r^2 P(r) by Horner's scheme, scaled by
+// 2^(k + 64) exactly and then by 2^-64, so that subnormal results round once:
+// within 0.9 ulp with FMA contraction, 1.15 without (measured).
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp_nonpositive(double a) noexcept {
   constexpr double shifter = 0x1.8p52;
   const double t = a * -0x1.71547652b82fep+0 + shifter;
@@ -428,9 +430,10 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp_nonpositive(double
 }
 
 #if defined(__CUDA_ARCH__)
-// 1/d within about 2^-60 relative for normal d: the special-function unit's
+// 1/d within about an ulp for normal d: the special-function unit's
 // reciprocal (about 2^-23) and one cubic refinement, r (1 + e + e^2) with
-// e = 1 - d r, as for CUDA's own division but without its special-case path.
+// e = 1 - d r (truncation about 2^-69), as for CUDA's own division but without
+// its special-case path.
 __device__ __forceinline__ double reciprocal_of_normal(double d) {
   double r;
   asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
@@ -444,26 +447,32 @@ __device__ __forceinline__ double reciprocal_of_normal(double d) {
 // version's reduction: f = e below 1/2, and above, 1 + e = 2 (1 + f) with
 // f = (e - 1)/2 in [-1/4, 0], exact. So 1 + e is never rounded, and no
 // exponent is split off. In CUDA device code s = f * (1/(2 + f)) from the
-// refined reciprocal: |2 + f| is in [1.75, 2.5], and s needs only 2^-48
-// relative accuracy (its error is multiplied by hfsq + R <= f/4).
+// refined reciprocal (|2 + f| is in [1.75, 2.5]): s is then within about 1.5
+// ulp instead of 0.5, and a relative error of s reaches the result scaled by
+// about f^2/4 <= 1/16, so it costs about 0.1 ulp. s needs close to full
+// double accuracy: a 2^-48 error would cost several ulp.
+// The polynomial runs on f with tiny values (below 2^-300) replaced by 0,
+// where log1p(f) rounds to f anyway, so that no product underflows: nvcc
+// refuses to constant-evaluate an underflow.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p_unit(double e) noexcept {
   const bool halved = e >= 0.5;
-  const double f = blend(halved, e * 0.5 - 0.5, e);
-  const double d = 2.0 + f;
+  const double f = blend(halved, blend(halved, e, 1.0) * 0.5 - 0.5, e);
+  const double fp = blend((f < 0x1p-300) & (f > -0x1p-300), 0.0, f);
+  const double d = 2.0 + fp;
   double s = 0.0;
 #if defined(__CUDA_ARCH__)
   if (!__builtin_is_constant_evaluated())
-    s = f * reciprocal_of_normal(d);
+    s = fp * reciprocal_of_normal(d);
   else
-    s = f / d;
+    s = fp / d;
 #else
-  s = f / d;
+  s = fp / d;
 #endif
   const double z = s * s;
   const double r = z * horner(z, 0x1.5555555555555p-1, 0x1.9999999999f17p-2, 0x1.24924923de6edp-2,
                               0x1.c71c72df580fcp-3, 0x1.745cac43cc003p-3, 0x1.3b29d0452d426p-3,
                               0x1.0e8c55b42945fp-3, 0x1.169c38cc826bep-3);
-  const double hfsq = 0.5 * f * f;
+  const double hfsq = 0.5 * fp * fp;
   const double tail = s * (hfsq + r) - hfsq;
   // + ln2 when halved: ln2_hi + f with Fast2Sum (|ln2_hi| > 1/4 >= |f|),
   // exact, so only the final sum rounds noticeably.
