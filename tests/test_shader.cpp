@@ -5,6 +5,7 @@
 
 #include <switchyard/switchyard.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -170,6 +171,47 @@ TEST_CASE("shader tracing: strided f16 views walk sizes and strides from uniform
     CHECK_THROWS_WITH(trace_of<webgpu_f16_strided>(
                           [=](webgpu_f16_strided, std::int64_t i) { out[i] = static_cast<storage>(in[i]); }, false),
                       Catch::Contains("shader-f16"));
+}
+
+TEST_CASE("shader tensor views: coordinates are the index, host constants or device integers", "[shader]") {
+    // ijk is [N, 3] i32 read through a transpose of a [3, N] buffer; codes is [N].
+    std::int64_t const n = 10;
+    auto const ijk_ref = sy::strided_ref::make(&buffer_a, dtype::i32, device_kind::webgpu, {n, 3}, {1, n}, "ijk");
+    auto const codes_ref = sy::strided_ref::contiguous(&buffer_b, dtype::i32, device_kind::webgpu, {n}, "codes");
+    sy::tensor_in<device_kind::webgpu, dtype::i32, 2, contiguity::strided> const ijk(ijk_ref);
+    sy::tensor_out<device_kind::webgpu, dtype::i32, 1, contiguity::contiguous> const codes(codes_ref);
+    using webgpu_i32 = sy::tag<device_kind::webgpu, dtype::i32, contiguity::strided>;
+    auto const t = trace_of<webgpu_i32>(
+        [=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i, 0) * 9 + ijk(i, 1) * 3 + ijk(i, 2); });
+    std::string const wgsl = sy::shader::emit_wgsl(t).text;
+    INFO(wgsl);
+    CHECK(wgsl.find("b1[i] = ") != std::string::npos);  // codes(i): the index itself
+    CHECK(wgsl.find("i * bitcast") == std::string::npos);  // ijk's row stride is 1: no multiply
+    CHECK_FALSE(sy::shader::vectorizable(t));                // ijk's columns are n apart
+    // The column stride (10) and the constant columns are uniform words.
+    CHECK(std::count(t.uniforms().begin(), t.uniforms().end(), 10u) >= 1);
+
+    // A gather: a coordinate read from another view, as an i32 device value.
+    auto const table_ref = sy::strided_ref::contiguous(&buffer_a, dtype::f32, device_kind::webgpu, {7}, "table");
+    auto const index_ref = sy::strided_ref::contiguous(&buffer_b, dtype::i32, device_kind::webgpu, {n}, "index");
+    sy::tensor_in<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const table(table_ref);
+    sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const index(index_ref);
+    int out_buffer = 0;
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(
+        sy::strided_ref::contiguous(&out_buffer, dtype::f32, device_kind::webgpu, {n}, "out"));
+    auto const gather = trace_of<webgpu_f32>([=](webgpu_f32, std::int64_t i) { out[i] = table(index[i]); });
+    CHECK_FALSE(sy::shader::vectorizable(gather));  // the table is read at a loaded coordinate
+    CHECK(sy::shader::emit_wgsl(gather).text.find("u32(") != std::string::npos);
+
+    // A constant outside its dimension is refused, naming the view and coordinate.
+    CHECK_THROWS_WITH(trace_of<webgpu_i32>([=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i, 3); }),
+                      Catch::Contains("'ijk'") && Catch::Contains("coordinate 1 is 3, outside [0, 3)"));
+    // So is host arithmetic on the index, which lands outside every dimension.
+    CHECK_THROWS_WITH(trace_of<webgpu_i32>([=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i + 1, 0); }),
+                      Catch::Contains("coordinate 0"));
+    // The rank must match.
+    CHECK_THROWS_WITH((sy::tensor_in<device_kind::webgpu, dtype::i32, 1, contiguity::strided>(ijk_ref)),
+                      Catch::Contains("'ijk'") && Catch::Contains("rank 2"));
 }
 
 TEST_CASE("shader views: unsupported dtypes and layouts are refused at construction", "[shader]") {

@@ -200,6 +200,64 @@ TEST_CASE("webgpu for_each: 4 indices per invocation (vec4) give the scalar shad
     CHECK(worst <= 4.0);
 }
 
+TEST_CASE("webgpu for_each: tensor views with constant, index and gathered coordinates", "[webgpu][for_each]") {
+    std::int64_t const n = 1000;
+    // ijk: [n, 3] i32, read through a transpose of a [3, n] buffer.
+    std::vector<std::int32_t> columns(3 * n);
+    for (std::int64_t k = 0; k < 3 * n; ++k) columns[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(k % 3 + k / 7 % 3);
+    device_array const ijk_buf(columns), codes_buf(static_cast<std::size_t>(n) * 4);
+    auto const ijk_ref = sy::strided_ref::make(ijk_buf.buffer, dtype::i32, device_kind::webgpu, {n, 3}, {1, n}, "ijk");
+    using webgpu_i32 = tag_of<device_kind::webgpu, dtype::i32, contiguity::strided>;
+    sy::tensor_in<device_kind::webgpu, dtype::i32, 2, contiguity::strided> const ijk(ijk_ref);
+    sy::tensor_out<device_kind::webgpu, dtype::i32, 1, contiguity::contiguous> const codes(
+        codes_buf.ref(dtype::i32, {n}, "codes"));
+    sy::for_each(webgpu_i32{}, n, [=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i, 0) * 9 + ijk(i, 1) * 3 + ijk(i, 2); });
+    std::vector<std::int32_t> const got_codes = codes_buf.read<std::int32_t>(static_cast<std::size_t>(n));
+    std::size_t wrong = 0;
+    for (std::int64_t r = 0; r < n; ++r) {
+        auto at = [&](std::int64_t c) { return columns[static_cast<std::size_t>(c * n + r)]; };
+        wrong += got_codes[static_cast<std::size_t>(r)] != at(0) * 9 + at(1) * 3 + at(2);
+    }
+    CHECK(wrong == 0);
+
+    // Gather and scatter through coordinates read from another view.
+    std::vector<float> table(7);
+    for (std::size_t k = 0; k < table.size(); ++k) table[k] = 1.5f * static_cast<float>(k) - 2.0f;
+    std::vector<std::int32_t> index(static_cast<std::size_t>(n)), permutation(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k) {
+        index[static_cast<std::size_t>(k)] = static_cast<std::int32_t>((k * 5) % 7);
+        permutation[static_cast<std::size_t>(k)] = static_cast<std::int32_t>((k * 7) % n);  // 7 and 1000 coprime
+    }
+    device_array const table_buf(table), index_buf(index), perm_buf(permutation),
+        gathered_buf(static_cast<std::size_t>(n) * 4), scattered_buf(static_cast<std::size_t>(n) * 4);
+    using webgpu_f32 = tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
+    sy::tensor_in<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const lookup(table_buf.ref(dtype::f32, {7}, "table"));
+    sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const idx(index_buf.ref(dtype::i32, {n}, "index"));
+    sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const perm(perm_buf.ref(dtype::i32, {n}, "perm"));
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const gathered(
+        gathered_buf.ref(dtype::f32, {n}, "gathered"));
+    sy::tensor_out<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const scattered(
+        scattered_buf.ref(dtype::f32, {n}, "scattered"));
+    sy::for_each(webgpu_f32{}, n, [=](webgpu_f32, std::int64_t i) {
+        auto const v = lookup(idx[i]);
+        gathered[i] = v;
+        scattered(perm[i]) = v * 2.0f;
+    });
+    std::vector<float> const g = gathered_buf.read<float>(static_cast<std::size_t>(n));
+    std::vector<float> const sc = scattered_buf.read<float>(static_cast<std::size_t>(n));
+    wrong = 0;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) {
+        float const want = table[static_cast<std::size_t>(index[k])];
+        wrong += g[k] != want;
+        wrong += sc[static_cast<std::size_t>(permutation[k])] != want * 2.0f;
+    }
+    CHECK(wrong == 0);
+
+    // Host arithmetic on the index is refused, not run wrongly.
+    CHECK_THROWS_WITH(sy::for_each(webgpu_i32{}, n, [=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i / 2, 0); }),
+                      Catch::Contains("coordinate 0"));
+}
+
 TEST_CASE("webgpu for_each: a new beta reuses the compiled pipeline", "[webgpu][for_each]") {
     std::vector<float> const host = test_inputs(1000);
     device_array const x(host), y(host.size() * sizeof(float));

@@ -144,6 +144,15 @@ public:
                                "read and written at the kernel's own index only (view[i])");
     }
 
+    // What the kernel received as its index.
+    std::int64_t index_value() const noexcept { return index_value_; }
+    // A trace whose kernel passed a number to a view that could be either its
+    // index or a constant (a tensor view coordinate equal to a small
+    // placeholder): for_each's check that the kernel does not compute with
+    // its index skips such a trace.
+    void mark_ambiguous() noexcept { ambiguous_ = true; }
+    bool ambiguous() const noexcept { return ambiguous_; }
+
     // The binding slot of `buffer`; one buffer is bound once, read-write if
     // any view writes it.
     std::uint32_t bind(void const* buffer, scalar type, bool writable, std::uint64_t bytes, std::int64_t elements,
@@ -177,6 +186,7 @@ private:
     std::vector<binding> bindings_;
     std::vector<std::uint32_t> uniforms_;
     std::int32_t index_node_ = -1;
+    bool ambiguous_ = false;
 };
 
 namespace detail {

@@ -24,6 +24,7 @@
 #include "switchyard/device/webgpu.h"
 #include "switchyard/device/webgpu/current_device.h"
 #include "switchyard/shader/math.h"
+#include "switchyard/shader/tensor_view.h"
 #include "switchyard/shader/trace.h"
 #include "switchyard/shader/value.h"
 #include "switchyard/shader/view.h"
@@ -64,12 +65,14 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
     static std::atomic<bool> index_use_checked{false};
     if (!index_use_checked.load(std::memory_order_relaxed)) {
         for (std::size_t k = 1; k < std::size(shader_index_placeholders); ++k) {
-            shader::wgsl_program const again =
-                shader::emit_wgsl(trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16()), lanes);
+            shader::trace const other = trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16());
+            if (other.ambiguous()) continue;  // a tensor coordinate equal to a small placeholder
+            shader::wgsl_program const again = shader::emit_wgsl(other, lanes);
             if (again.uniforms != program.uniforms || again.text != program.text)
                 throw shader::shader_error(
                     "webgpu: the kernel computes with its for_each index (its trace changes with the index "
-                    "value); on shader devices the index may only index views (view[i])");
+                    "value); on shader devices the index may only index views (view[i], or a tensor view "
+                    "coordinate: t(i, 0))");
         }
         index_use_checked.store(true, std::memory_order_relaxed);
     }

@@ -263,17 +263,19 @@ inline std::string uniform_word(std::uint32_t slot) {
 
 }  // namespace detail
 
-// Whether emit_wgsl(t, 4) may run the trace: the index is used only to index
-// buffers (every view contiguous), so 4 consecutive indices are 4 consecutive
-// elements of every binding.
+// Whether emit_wgsl(t, 4) may run the trace: every load and store is at the
+// index itself and the index is used for nothing else (every view contiguous),
+// so 4 consecutive indices are 4 consecutive elements of every binding. An
+// element offset computed otherwise (a strided walk, a constant, a gathered
+// coordinate) keeps one index per invocation.
 inline bool vectorizable(trace const& t) {
     std::int32_t index = -1;
     for (std::size_t k = 0; k < t.nodes().size(); ++k)
         if (t.nodes()[k].code == op::index) index = static_cast<std::int32_t>(k);
-    if (index < 0) return true;
     for (node const& nd : t.nodes()) {
-        bool const indexes = (nd.code == op::load || nd.code == op::store) && nd.a == index;
-        if ((nd.a == index && !indexes) || nd.b == index || nd.c == index) return false;
+        bool const access = nd.code == op::load || nd.code == op::store;
+        if (access && nd.a != index) return false;
+        if ((!access && nd.a == index) || nd.b == index || nd.c == index) return false;
     }
     return true;
 }
