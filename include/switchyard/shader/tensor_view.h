@@ -85,17 +85,7 @@ public:
 
     tensor_view() = default;
     explicit tensor_view(strided_ref const& ref) {
-        check_view_target<Device, DType>(ref, view_name);
-        if (ref.rank != Rank)
-            throw std::invalid_argument(std::string(view_name) + "<..., " + std::to_string(Rank) + ", ...>: " +
-                                        ref_label(ref.name) + " has rank " + std::to_string(ref.rank) +
-                                        " but the view needs rank " + std::to_string(Rank));
-        if constexpr (C == contiguity::contiguous) {
-            if (!ref.is_contiguous())
-                throw std::invalid_argument(std::string(view_name) + ": " + ref_label(ref.name) +
-                                            " is not contiguous but the view is contiguity::contiguous; use a "
-                                            "strided view");
-        }
+        check_tensor_view_target<Device, DType, Rank, C>(ref, view_name);
         // Dtype, extent and stride signs are checked as for a strided flat view.
         layout_ = shader::make_view_layout<element>(ref, ref, false, view_name);
         for (int d = 0; d < Rank; ++d) {

@@ -27,6 +27,23 @@ namespace switchyard {
 
 namespace detail {
 
+// The checks every tensor view's constructor makes (device, dtype, rank,
+// contiguity), naming the argument; shared with shader/tensor_view.h.
+template <auto Device, auto DType, int Rank, contiguity C>
+void check_tensor_view_target(strided_ref const& ref, char const* view_name) {
+    check_view_target<Device, DType>(ref, view_name);
+    if (ref.rank != Rank)
+        throw std::invalid_argument(std::string(view_name) + "<..., " + std::to_string(Rank) + ", ...>: " +
+                                    ref_label(ref.name) + " has rank " + std::to_string(ref.rank) +
+                                    " but the view needs rank " + std::to_string(Rank));
+    if constexpr (C == contiguity::contiguous) {
+        if (!ref.is_contiguous())
+            throw std::invalid_argument(std::string(view_name) + ": " + ref_label(ref.name) +
+                                        " is not contiguous but the view is contiguity::contiguous; use a "
+                                        "strided view");
+    }
+}
+
 template <auto Device, auto DType, int Rank, contiguity C, bool Writable>
 class tensor_view {
     static_assert(Rank >= 0 && Rank <= max_rank, "tensor_in/tensor_out: Rank must be between 0 and max_rank (8)");
@@ -41,17 +58,7 @@ public:
 
     tensor_view() = default;
     explicit tensor_view(strided_ref const& ref) {
-        check_view_target<Device, DType>(ref, view_name);
-        if (ref.rank != Rank)
-            throw std::invalid_argument(std::string(view_name) + "<..., " + std::to_string(Rank) + ", ...>: " +
-                                        ref_label(ref.name) + " has rank " + std::to_string(ref.rank) +
-                                        " but the view needs rank " + std::to_string(Rank));
-        if constexpr (C == contiguity::contiguous) {
-            if (!ref.is_contiguous())
-                throw std::invalid_argument(std::string(view_name) + ": " + ref_label(ref.name) +
-                                            " is not contiguous but the view is contiguity::contiguous; use a "
-                                            "strided view");
-        }
+        check_tensor_view_target<Device, DType, Rank, C>(ref, view_name);
         data_ = static_cast<pointer>(ref.data);
         for (int d = 0; d < Rank; ++d) {
             sizes_[d] = ref.sizes[d];
