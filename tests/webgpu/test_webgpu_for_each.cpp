@@ -275,7 +275,9 @@ TEST_CASE("webgpu for_each: a new beta reuses the compiled pipeline", "[webgpu][
 }
 
 TEST_CASE("webgpu for_each: relu beyond 65535 workgroups of 256", "[webgpu][for_each]") {
-    std::size_t const n = 65535u * 256u + 1000u;
+    // Not a multiple of 4, so one index per invocation: more than 65535
+    // workgroups, which spill into a second row.
+    std::size_t const n = 65535u * 256u + 1001u;
     std::vector<float> host(n);
     for (std::size_t i = 0; i < n; ++i) host[i] = (i % 3 == 0 ? -1.0f : 1.0f) * static_cast<float>(i % 1024);
     device_array const x(host), y(n * sizeof(float));
