@@ -73,32 +73,26 @@ namespace detail {
 
 template <auto Device, auto DType, int Rank, contiguity C, bool Writable>
     requires shader::is_shader_device_v<Device>
-class tensor_view<Device, DType, Rank, C, Writable> {
+class tensor_view<Device, DType, Rank, C, Writable> : public tensor_shape<Rank> {
     static_assert(Rank >= 0 && Rank <= max_rank, "tensor_in/tensor_out: Rank must be between 0 and max_rank (8)");
     using element = element_t<DType>;
     static constexpr char const* view_name = Writable ? "tensor_out" : "tensor_in";
-    static constexpr int stored = Rank > 0 ? Rank : 1;
+    using tensor_shape<Rank>::sizes_;
+    using tensor_shape<Rank>::strides_;
 
 public:
     using value_type = shader::value<element>;
     static constexpr int rank = Rank;
 
     tensor_view() = default;
-    explicit tensor_view(strided_ref const& ref) {
-        check_tensor_view_target<Device, DType, Rank, C>(ref, view_name);
-        // Dtype, extent and stride signs are checked as for a strided flat view.
-        layout_ = shader::make_view_layout<element>(ref, ref, false, view_name);
-        for (int d = 0; d < Rank; ++d) {
-            sizes_[d] = ref.sizes[d];
-            strides_[d] = ref.strides[d];
-        }
-    }
+    // Dtype, extent and stride signs are checked as for a strided flat view.
+    explicit tensor_view(strided_ref const& ref)
+        : tensor_shape<Rank>(check_tensor_view_target<Device, DType, Rank, C>(ref, view_name)),
+          layout_(shader::make_view_layout<element>(ref, ref, false, view_name)) {}
     template <strided_source_type Source>
     explicit tensor_view(Source const& source, char const* name = "tensor")
         : tensor_view(strided_source<Source>::ref(source, name)) {}
 
-    std::int64_t size(int d) const noexcept { return sizes_[d]; }
-    std::int64_t stride(int d) const noexcept { return strides_[d]; }
     // The device buffer.
     void* data() const noexcept { return const_cast<void*>(layout_.buffer); }
 
@@ -131,8 +125,6 @@ public:
 
 private:
     shader::view_layout layout_{};
-    std::int64_t sizes_[stored] = {};
-    std::int64_t strides_[stored] = {};
 };
 
 }  // namespace detail

@@ -133,6 +133,8 @@ public:
         if (index_node_ < 0) index_node_ = add({op::index, scalar::u32});
         return index_node_;
     }
+    // The index's node, or -1 if the kernel never used its index.
+    std::int32_t index_node() const noexcept { return index_node_; }
 
     // Views may be indexed only by the for_each index itself: a shader has one
     // invocation per index, and an offset or computed index would need the

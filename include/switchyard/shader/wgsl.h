@@ -269,9 +269,7 @@ inline std::string uniform_word(std::uint32_t slot) {
 // element offset computed otherwise (a strided walk, a constant, a gathered
 // coordinate) keeps one index per invocation.
 inline bool vectorizable(trace const& t) {
-    std::int32_t index = -1;
-    for (std::size_t k = 0; k < t.nodes().size(); ++k)
-        if (t.nodes()[k].code == op::index) index = static_cast<std::int32_t>(k);
+    std::int32_t const index = t.index_node();
     for (node const& nd : t.nodes()) {
         bool const access = nd.code == op::load || nd.code == op::store;
         if (access && nd.a != index) return false;
