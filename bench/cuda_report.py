@@ -124,6 +124,12 @@ def main():
             return ", ".join(line)
 
         print(f"# cuda softplus {dname} 2^28 by warming mode, % of copy: {variant_line(1, warm_variants)}", flush=True)
+        # The same kernels with a std::int64_t index (ops 2, 3): no 16-byte chunks.
+        default = [("flat_index", bench.default_warm, 0)]
+        integer = [("int64 index", bench.default_warm, 0)]
+        for op, opname in ((0, "relu"), (1, "softplus")):
+            print(f"# cuda {opname} {dname} 2^28 by index type, % of copy: {variant_line(op, default)}, "
+                  f"{variant_line(op + 2, integer)}", flush=True)
         for op, opname in ((0, "relu"), (1, "softplus")):
             print(f"# cuda {opname} {dname} 2^28 by elements per thread, % of copy: "
                   f"{variant_line(op, per_thread_variants)}", flush=True)

@@ -38,7 +38,9 @@ sy::shader::trace trace_of(F const& kernel, bool has_f16 = true) {
     return t;
 }
 
-// The torch example's softplus kernel body over webgpu views.
+// The torch example's softplus kernel body over webgpu views, with an
+// integer index or a flat_index.
+template <typename Index = std::int64_t>
 sy::shader::trace softplus_trace(double beta, double threshold) {
     using storage = sy::storage_t<webgpu_f32>;
     using compute = sy::compute_t<webgpu_f32>;
@@ -48,7 +50,7 @@ sy::shader::trace softplus_trace(double beta, double threshold) {
         sy::strided_ref::contiguous(&buffer_b, dtype::f32, device_kind::webgpu, {1000}, "y"));
     auto const b = static_cast<compute>(beta), inv_b = static_cast<compute>(1.0 / beta),
                t = static_cast<compute>(threshold);
-    return trace_of<webgpu_f32>([=](webgpu_f32, std::int64_t i) {
+    return trace_of<webgpu_f32>([=](webgpu_f32, Index i) {
         out[i] = switchyard_examples::softplus_scalar<storage, compute>(in[i], b, inv_b, t);
     });
 }
@@ -114,6 +116,21 @@ TEST_CASE("shader tracing: scalars become uniforms, so the text does not depend 
     CHECK_FALSE(a.bindings()[0].writable);
     CHECK(a.bindings()[1].writable);
     CHECK(a.bindings()[0].bytes == 4000);
+}
+
+// A kernel that names its index flat_index (for CUDA's 16-byte path) traces
+// to the same shader.
+TEST_CASE("shader tracing: a flat_index kernel traces as an integer-index one", "[shader]") {
+    sy::shader::trace const traced = softplus_trace<sy::flat_index>(1.0, 20.0);
+    CHECK(sy::shader::emit_wgsl(traced).text == sy::shader::emit_wgsl(softplus_trace(1.0, 20.0)).text);
+    CHECK(sy::shader::vectorizable(traced));
+    sy::tensor_in<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const tin(
+        sy::strided_ref::contiguous(&buffer_a, dtype::f32, device_kind::webgpu, {1000}, "x"));
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(
+        sy::strided_ref::contiguous(&buffer_b, dtype::f32, device_kind::webgpu, {1000}, "y"));
+    auto const ranked = trace_of<webgpu_f32>([=](webgpu_f32, sy::flat_index i) { out[i] = tin(i) * 2.0f; });
+    auto const ranked_integer = trace_of<webgpu_f32>([=](webgpu_f32, std::int64_t i) { out[i] = tin(i) * 2.0f; });
+    CHECK(sy::shader::emit_wgsl(ranked).text == sy::shader::emit_wgsl(ranked_integer).text);
 }
 
 TEST_CASE("shader tracing: golden WGSL of the torch example's softplus", "[shader][golden]") {

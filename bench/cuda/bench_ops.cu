@@ -28,7 +28,7 @@ struct relu_op {
         auto const order = args.order();
         sy::flat_in<dev, stype, contig> const in(args.ref(0), order);
         sy::flat_out<dev, stype, contig> const out(args.ref(1), order);
-        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
+        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
             out[i] = static_cast<scalar_t>(sy::max(static_cast<compute_t>(in[i]), compute_t(0)));
         });
     }
@@ -44,12 +44,8 @@ void relu_out(at::Tensor const& x, at::Tensor& out) {
     table.select(args.dispatch_set())(args);
 }
 
-// relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as in the
-// op) over contiguous tensors, launched with a chosen way of warming tiles and
-// number of elements per thread per tile (device/cuda/for_each.h), to compare
-// them.
-template <int Warm, int PerThread, at::ScalarType S>
-void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
+template <int Warm, int PerThread, at::ScalarType S, typename Index>
+void launch_variant_index(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
     using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
     using scalar_t = sy::torch_scalar_cpp_type_t<S>;
     using compute_t = sy::torch_compute_type_t<S>;
@@ -62,18 +58,33 @@ void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) 
     if (op == 0)
         sy::detail::cuda_for_each_launch<Warm, PerThread>(
             tag{}, 0, o.size(),
-            [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
+            [=] SWITCHYARD_HOST_DEVICE(tag, Index i) {
                 o[i] = static_cast<scalar_t>(sy::max(static_cast<compute_t>(in[i]), compute_t(0)));
             },
             device, stream);
     else
         sy::detail::cuda_for_each_launch<Warm, PerThread>(
             tag{}, 0, o.size(),
-            [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
+            [=] SWITCHYARD_HOST_DEVICE(tag, Index i) {
                 compute_t const v = static_cast<compute_t>(in[i]);
                 o[i] = static_cast<scalar_t>(sy::select(v > compute_t(20), v, sy::softplus_to<scalar_t>(v)));
             },
             device, stream);
+}
+
+// relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as in the
+// op) over contiguous tensors, launched with a chosen way of warming tiles and
+// number of elements per thread per tile (device/cuda/for_each.h), to compare
+// them; ops 2 and 3 are the same with an integer index instead of a
+// flat_index (no 16-byte chunks).
+template <int Warm, int PerThread, at::ScalarType S>
+void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
+    if (op < 2) return launch_variant_index<Warm, PerThread, S, sy::flat_index>(x, out, op);
+    // Compiled at the default launch only: each variant is a kernel per dtype.
+    if constexpr (Warm == SWITCHYARD_CUDA_WARM && PerThread == 0)
+        launch_variant_index<Warm, PerThread, S, std::int64_t>(x, out, op - 2);
+    else
+        TORCH_CHECK(false, "launch_variant: the integer-index ops (2, 3) run at the default launch only");
 }
 
 template <int Warm, int PerThread>

@@ -30,7 +30,7 @@ struct softplus_op {
         sy::flat_out<dev, stype, contig> const out(args.ref(1), order);
         auto const b = static_cast<compute_t>(beta), inv_b = static_cast<compute_t>(1.0 / beta),
                    t = static_cast<compute_t>(threshold);
-        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
+        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
             out[i] = softplus_scalar<scalar_t, compute_t>(in[i], b, inv_b, t);
         });
     }
@@ -56,7 +56,7 @@ struct softplus_backward_op {
         sy::flat_in<dev, stype, contig> const x(args.ref(1), order);
         sy::flat_out<dev, stype, contig> const out(args.ref(2), order);
         auto const b = static_cast<compute_t>(beta), t = static_cast<compute_t>(threshold);
-        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
+        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
             out[i] = softplus_grad_scalar<scalar_t, compute_t>(grad[i], x[i], b, t);
         });
     }

@@ -34,6 +34,7 @@
 #include "switchyard/view/checks.h"
 #include "switchyard/view/coalesce.h"
 #include "switchyard/view/fast_divide.h"
+#include "switchyard/view/flat_index.h"
 #include "switchyard/view/iteration_order.h"
 #include "switchyard/view/load.h"
 #include "switchyard/view/stream_mark.h"
@@ -138,6 +139,28 @@ public:
             return (*p);
         else
             return load_input(p);
+    }
+
+    // With for_each's flat_index: the same element, through the kernel's
+    // lane context in CUDA's chunk loop (flat_index.h) for a contiguous view
+    // on a CUDA device; out[i] is then a lane_ref, which reads and assigns
+    // like a reference.
+    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE decltype(auto) operator[](flat_index i) const noexcept {
+        if constexpr (C == contiguity::contiguous && core_device_v<Device> == device_kind::cuda) {
+            if constexpr (Writable) {
+                return lane_ref<element>(this, data_, layout_, i);
+            } else {
+#if defined(__CUDA_ARCH__)
+                element value;
+                if (i.with_lanes(
+                        [&](auto& lanes, int lane) { return lanes.template load<true>(this, data_, layout_, lane, value); }))
+                    return value;
+#endif
+                return load_input(data_ + i.value());
+            }
+        } else {
+            return (*this)[i.value()];
+        }
     }
 
 private:

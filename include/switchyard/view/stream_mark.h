@@ -12,13 +12,17 @@
 //
 // Misreading is harmless by construction: a pair of unrelated words matches
 // with probability about 2^-60, and what a match is used for (a prefetch
-// hint) cannot fault or change a result. Closures that are not trivially
-// copyable are not read; they report no streams.
+// hint; on CUDA, whether a flat_index kernel runs in 16-byte chunks, where
+// each view checks its own chunks again) cannot fault or change a result.
+// Any closure's bytes are read, trivially copyable or not: nvcc wraps
+// __host__ __device__ lambdas in a type that is not, with the lambda inside.
+// Views behind pointers are not found.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "switchyard/core/config.h"
@@ -76,12 +80,13 @@ constexpr bool decode_stream_mark(std::uint64_t address, std::uint64_t check, st
 template <typename F>
 stream_set find_streams(F const& closure) noexcept {
     stream_set found;
-    if constexpr (std::is_trivially_copyable_v<F> && sizeof(F) >= 2 * sizeof(std::uint64_t)) {
+    if constexpr (sizeof(F) >= 2 * sizeof(std::uint64_t)) {
         // stream_mark is 8-byte aligned inside the closure, so a word-wise
-        // read of a copy finds every mark.
+        // read of its object representation finds every mark.
         constexpr std::size_t words = sizeof(F) / sizeof(std::uint64_t);
         std::uint64_t bytes[words];
-        std::memcpy(bytes, static_cast<void const*>(&closure), words * sizeof(std::uint64_t));
+        std::memcpy(bytes, reinterpret_cast<unsigned char const*>(std::addressof(closure)),
+                    words * sizeof(std::uint64_t));
         for (std::size_t w = 0; w + 1 < words && found.count < stream_set::max_streams; ++w) {
             stream_info info;
             if (!decode_stream_mark(bytes[w], bytes[w + 1], info)) continue;
