@@ -12,6 +12,7 @@
 #include <switchyard/switchyard.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -172,11 +173,13 @@ void test_dtype(char const* name) {
     dev.free(out);
 }
 
-// Elements per thread per tile follow the tag's dtype: 16 for 1- and 2-byte types, else 8.
+// Elements per thread per tile follow the tag's dtype: 16 for 1- and 2-byte types, 4 for 8-byte ones, else 8.
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::f32, sy::contiguity::contiguous>>() == 8);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::bf16>>() == 16);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::u8>>() == 16);
-static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::f64>>() == 8);
+static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::f64>>() == 4);
+static_assert(sy::detail::cuda_chunk_lanes<sy::tag<device_kind::cuda, dtype::f64>>() == 2);
+static_assert(sy::detail::cuda_chunk_lanes<sy::tag<device_kind::cuda, dtype::u8>>() == 16);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda>>() == sy::detail::cuda_tile_per_thread);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, test_dtype_enum::f16>>() == 16);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, test_dtype_enum::complex64>>() ==
@@ -288,6 +291,16 @@ struct guarded_copy {
     }
 };
 
+// A struct functor whose call operator is a template with a deduced return
+// type: for_each must not instantiate it with anything but an index.
+struct generic_fill {
+    f32_out out;
+    template <typename I>
+    SWITCHYARD_HOST_DEVICE auto operator()(f32_tag, I i) const {
+        out[i] = static_cast<float>(i + 1);
+    }
+};
+
 // flat_index functors on CUDA: partial writes, reading an output back,
 // several outputs and dtypes, in place, more views than the chunk's slots,
 // unaligned chunks inside the chunk loop, views shorter than the range,
@@ -373,6 +386,68 @@ void test_flat_index_chunks() {
         });
         CHECK(same(o1.get(), [&](std::int64_t i) { return host[i] * 6; }, "six inputs"));
         CHECK(same(o5.get(), [&](std::int64_t i) { return host[i] * 6 + 4; }, "fifth output"));
+        // The fifth output, written and read back: no slot, so memory both ways.
+        sy::for_each(f32_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) {
+            w1[i] = 0;
+            w2[i] = 0;
+            w3[i] = 0;
+            w4[i] = 0;
+            w5[i] = i1[i];
+            w5[i] += 1.0f;
+            ++w5[i];
+        });
+        CHECK(same(o5.get(), [&](std::int64_t i) { return host[i] + 2; }, "fifth output read back"));
+    }
+    {  // Views copied into a loop variable: one address, several views.
+        std::array<f32_in, 3> const ins = {in, in, f32_in(a.ref(dtype::f32, 4, n - 4, "a4"))};
+        gpu_array<float> b(dev, std::vector<float>(n));
+        f32_out const out(b.ref(dtype::f32, 0, n, "b"));
+        std::int64_t const m = n - 4;
+        sy::for_each(f32_tag{}, m, [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) {
+            float s = 0;
+            for (auto const v : ins) s += v[i];
+            out[i] = s;
+        });
+        std::vector<float> const got = b.get();
+        bool ok = true;
+        for (std::int64_t i = 0; i < m; ++i) ok = ok && got[i] == host[i] * 2 + host[i + 4];
+        if (!ok) std::printf("  flat_index: views in a loop variable\n");
+        CHECK(ok);
+    }
+    {  // Compound assignment of every kind, and one element view to another.
+        std::vector<std::int32_t> ints(n);
+        for (std::int64_t i = 0; i < n; ++i) ints[i] = static_cast<std::int32_t>(i % 1000);
+        gpu_array<std::int32_t> u(dev, ints);
+        sy::flat_out<device_kind::cuda, dtype::i32, sy::contiguity::contiguous> const uo(u.ref(dtype::i32, 0, n, "u"));
+        std::vector<sy::half> hh(n);
+        for (std::int64_t i = 0; i < n; ++i) hh[i] = static_cast<sy::half>(host[i]);
+        gpu_array<sy::half> h(dev, hh);
+        sy::flat_out<device_kind::cuda, dtype::f16, sy::contiguity::contiguous> const ho(h.ref(dtype::f16, 0, n, "h"));
+        gpu_array<float> b(dev, std::vector<float>(n));
+        f32_out const out(b.ref(dtype::f32, 0, n, "b"));
+        using tag = sy::tag<device_kind::cuda, dtype::i32>;
+        sy::for_each(tag{}, n, [=] SWITCHYARD_HOST_DEVICE(tag, sy::flat_index i) {
+            uo[i] |= 1;
+            uo[i] <<= 2;
+            uo[i] ^= 5;
+            uo[i] %= 1000;
+            --uo[i];
+            out[i] = ho[i];
+        });
+        std::vector<std::int32_t> const got = u.get();
+        bool ok = true;
+        for (std::int64_t i = 0; i < n; ++i) ok = ok && got[i] == ((((ints[i] | 1) << 2) ^ 5) % 1000) - 1;
+        CHECK(ok);
+        CHECK(same(b.get(), [&](std::int64_t i) { return static_cast<float>(hh[i]); }, "half view into a float view"));
+    }
+    {  // A __device__ lambda (its host stand-in cannot tell its index type) and
+       // a struct functor with a template call operator.
+        gpu_array<float> b(dev, std::vector<float>(n));
+        f32_out const out(b.ref(dtype::f32, 0, n, "b"));
+        sy::for_each(f32_tag{}, n, [=] __device__(f32_tag, sy::flat_index i) { out[i] = in[i] - 3; });
+        CHECK(same(b.get(), [&](std::int64_t i) { return host[i] - 3; }, "device lambda"));
+        sy::for_each(f32_tag{}, n, generic_fill{out});
+        CHECK(same(b.get(), [&](std::int64_t i) { return static_cast<float>(i + 1); }, "template call operator"));
     }
     {  // Unaligned views inside the chunk loop (the functor hides them from
        // for_each), and an input shorter than the range.
@@ -417,6 +492,9 @@ void test_flat_index_chunks() {
         [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) { (void)in[i]; }, 3));
     CHECK(!sy::detail::cuda_chunks_aligned<f32_tag>(
         [=] SWITCHYARD_HOST_DEVICE(f32_tag, std::int64_t i) { (void)in[i]; }, 0));
+    CHECK(sy::detail::cuda_chunks_aligned<f32_tag>([=] __device__(f32_tag, sy::flat_index i) { (void)in[i]; }, 0));
+    CHECK(!sy::detail::cuda_chunks_aligned<f32_tag>(
+        [=] __device__(f32_tag, sy::flat_index i) { (void)in[i]; (void)shifted[i]; }, 0));
 }
 
 // A count above 2^31: indices must not wrap.

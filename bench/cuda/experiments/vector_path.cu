@@ -128,10 +128,10 @@ void for_each_flat_index(T const* in, T* out, std::int64_t n) {
         0, nullptr);
 }
 
-template <typename T>
+template <int PerThread = 0, typename T>
 void for_each_library(T const* in, T* out, std::int64_t n) {
     using typed_tag = sy::tag<sy::device_kind::cuda, dtype_of<T>, sy::contiguity::contiguous>;
-    sy::detail::cuda_for_each_launch(
+    sy::detail::cuda_for_each_launch<0, PerThread>(
         typed_tag{}, 0, n,
         [=] __device__(typed_tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); },
         0, nullptr);
@@ -144,7 +144,7 @@ void for_each_library(T const* in, T* out, std::int64_t n) {
 template <int Block, int PerThread, typename T>
 void for_each_kernel(T const* in, T* out, std::int64_t n, bool one_wave = false) {
     auto f = [=] __device__(tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); };
-    auto const kernel = sy::detail::cuda_for_each_kernel<Block, 0, PerThread, tag, decltype(f)>;
+    auto const kernel = sy::detail::cuda_for_each_kernel<Block, 0, PerThread, 4, tag, decltype(f)>;
     std::int64_t const tiles = (n + Block * PerThread - 1) / (Block * PerThread);
     std::int64_t grid = tiles;
     if (one_wave) {
@@ -222,9 +222,10 @@ void run(char const* name, std::int64_t n) {
            }));
     report("for_each library launch", time_ms([&] { for_each_library(in, out, n); }));
     report("for_each flat_index (16-byte chunks)", time_ms([&] { for_each_flat_index(in, out, n); }));
+    report("for_each library launch P4", time_ms([&] { for_each_library<4>(in, out, n); }));
+    report("for_each flat_index P4", time_ms([&] { for_each_flat_index<4>(in, out, n); }));
     report("for_each flat_index P8", time_ms([&] { for_each_flat_index<8>(in, out, n); }));
     report("for_each flat_index P16", time_ms([&] { for_each_flat_index<16>(in, out, n); }));
-    report("for_each flat_index P32", time_ms([&] { for_each_flat_index<32>(in, out, n); }));
     report("for_each kernel, old grid B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n, true); }));
     report("for_each kernel B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n); }));
     report("for_each kernel B128 P8", time_ms([&] { for_each_kernel<128, 8>(in, out, n); }));

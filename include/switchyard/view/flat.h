@@ -5,9 +5,11 @@
 //     flat_out<device_kind::cpu, dtype::f32, contiguity::contiguous> out(y_ref);
 //     out[i] = f(in[i]);
 //
-// in[i] is the element's value, out[i] a reference to it. Memory read through
-// a flat_in must not be written at other indices during the same for_each
-// (view/load.h); in place, out[i] = f(in[i]) over the same memory, is fine.
+// in[i] is the element's value, out[i] a reference to it (with a flat_index
+// on a CUDA device, a lane_ref that acts as one: flat_index.h). Memory read
+// through a flat_in must not be written at other indices during the same
+// for_each (view/load.h); in place, out[i] = f(in[i]) over the same memory,
+// is fine.
 //
 // contiguity::contiguous: data[i], nothing else; the array must be row-major
 // contiguous, or dense in a shared iteration_order (iteration_order.h).
@@ -152,9 +154,10 @@ public:
             } else {
 #if defined(__CUDA_ARCH__)
                 element value;
-                if (i.with_lanes(
-                        [&](auto& lanes, int lane) { return lanes.template load<true>(this, data_, layout_, lane, value); }))
-                    return value;
+                auto const from_chunk = [&](auto& lanes, int lane) {
+                    return lanes.template load<true>(this, data_, layout_, lane, value);
+                };
+                if (i.with_lanes(from_chunk)) return value;
 #endif
                 return load_input(data_ + i.value());
             }
@@ -190,7 +193,8 @@ class flat_in : public detail::flat_view<Device, DType, C, false> {
     using detail::flat_view<Device, DType, C, false>::flat_view;
 };
 
-// Writable flat view: out[i] returns a reference to element i.
+// Writable flat view: out[i] returns a reference to element i (a lane_ref
+// with a flat_index on a CUDA device).
 template <auto Device, auto DType, contiguity C>
 class flat_out : public detail::flat_view<Device, DType, C, true> {
     using detail::flat_view<Device, DType, C, true>::flat_view;

@@ -7,14 +7,16 @@
 //     });
 //
 // When a CUDA kernel's functor takes a flat_index, each thread of for_each's
-// kernel runs runs of consecutive indices (a chunk: 16 bytes of the tag's
+// kernel runs chunks of consecutive indices (a chunk: 16 bytes of the tag's
 // smallest dtype) and hands every index a lane_context that the kernel owns.
 // A contiguous flat view indexed by exactly that index (not by arithmetic on
-// it, which yields a plain integer) then reads its chunk with one 16-byte
-// load, and collects the chunk's writes, which the kernel stores after the
-// chunk's last index, 16 bytes at a time when every element was written and
-// element by element otherwise. All of it is in registers once nvcc has
-// inlined the functor (one ld.global.nc.v4 and one st.global.v4 per chunk).
+// it, which yields a plain integer) then reads its chunk with 16-byte loads,
+// and collects the chunk's writes, which the kernel stores after the chunk,
+// 16 bytes at a time when every element was written and element by element
+// otherwise. A view finds its slot by its own address and its chunk's: for
+// views the functor captured, both are the same at every index of the chunk,
+// the compiler folds the lookups, and the context is registers (one 16-byte
+// load per input view and one 16-byte store per output view and chunk).
 //
 // Why the index carries it: a view is captured by value when the kernel is
 // built and cannot learn that it runs inside for_each's kernel any other
@@ -22,12 +24,17 @@
 // nothing flushes it (a user's own kernel). A flat_index that a user makes
 // from an integer has no context, and views then access memory directly.
 //
-// Eligibility is checked per view and chunk: the chunk must lie inside the
-// view and start on a multiple of its size (at most 16 bytes); otherwise the
-// view reads and writes element by element, as with an integer index.
-// Contract, as for input views (load.h): memory read through an input view
-// is not written at other indices by the same kernel, and two output views
-// of one kernel do not overlap.
+// Element by element instead, and correct: a chunk that is not aligned to its
+// size (or 16 bytes) or runs past its view's end (out of line), elements of
+// more than 8 bytes, views beyond the 4 input and 4 output slots, strided and
+// ranked views. Contract, beyond input views' (load.h: memory read through an
+// input view is not written at other indices by the same kernel): two output
+// views of one kernel do not overlap, and a copy of an output view made
+// inside the functor (a helper taking it by value) is another view; within
+// one kernel an output element is accessed through the flat_index or through
+// integers, not both. out[i] is a lane_ref: it reads, assigns and
+// compound-assigns like a reference, but `auto v = out[i]` keeps the proxy
+// (write `T v = out[i]`), and `&out[i]` is not the element's address.
 #pragma once
 
 #include <cstdint>
@@ -132,8 +139,12 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE void store_piece(unsigned char* to, uns
                      : "memory");
     else if (bytes == 8)
         asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(to), "r"(w[0]), "r"(w[1]) : "memory");
+    else if (bytes == 4)
+        asm volatile("st.global.u32 [%0], %1;" ::"l"(to), "r"(w[0]) : "memory");
+    else if (bytes == 2)
+        asm volatile("st.global.u16 [%0], %1;" ::"l"(to), "h"(static_cast<unsigned short>(w[0])) : "memory");
     else
-        __builtin_memcpy(to, from, bytes);
+        *to = *from;
 #else
     std::memcpy(to, from, static_cast<std::size_t>(bytes));
 #endif
@@ -168,13 +179,22 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_NOINLINE void store_chunk_elementwise(unsigned
         if (written >> k & 1u) std::memcpy(to + k * ElementBytes, chunk.bytes + k * ElementBytes, ElementBytes);
 }
 
-// Calls f(std::integral_constant<int, K>) for K = 0 .. N-1, unrolled in the
-// source: every offset is a constant before the compiler sees a loop, which
-// is what lets it keep a lane_context in registers.
+// A compile-time int usable in device code without nvcc's
+// --expt-relaxed-constexpr (std::integral_constant's conversion is a host
+// function there).
+template <int K>
+struct index_constant {
+    static constexpr int value = K;
+    SWITCHYARD_HOST_DEVICE constexpr operator int() const noexcept { return K; }
+};
+
+// Calls f(index_constant<K>) for K = 0 .. N-1, unrolled in the source: every
+// offset is a constant before the compiler sees a loop, which is what lets
+// it keep a lane_context in registers.
 template <int N, typename F>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE void unrolled(F&& f) noexcept {
     [&]<int... K>(std::integer_sequence<int, K...>) {
-        (f(std::integral_constant<int, K>{}), ...);
+        (f(index_constant<K>{}), ...);
     }(std::make_integer_sequence<int, N>{});
 }
 
@@ -194,6 +214,7 @@ struct lane_context {
 
     struct load_slot {
         void const* view;
+        unsigned char const* chunk;
         alignas(16) unsigned char bytes[max_bytes];
     };
     struct store_slot {
@@ -235,10 +256,14 @@ struct lane_context {
             return store_into<0>(view, data, lane, value);
     }
 
-    // Lane `lane` of output view `view` when this chunk wrote it.
+    // Lane `lane` of output view `view` when this chunk wrote it. Sets
+    // `direct` when the view's writes go straight to memory (every store
+    // slot is taken by other views): it must then be read from memory too.
     template <typename T>
-    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool written(void const* view, int lane, T& value) const noexcept {
-        return read_written<0>(view, lane, value);
+    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool written(void const* view, T* data, int lane, T& value,
+                                                         bool& direct) const noexcept {
+        direct = false;
+        return read_written<0>(view, reinterpret_cast<unsigned char*>(data + first), lane, value, direct);
     }
 
     // Stores every recorded write.
@@ -273,10 +298,11 @@ private:
         } else {
             constexpr int bytes = Lanes * static_cast<int>(sizeof(T));
             load_slot& slot = loads[S];
+            auto const* chunk = reinterpret_cast<unsigned char const*>(data + first);
             if (S == load_count) {
                 slot.view = view;
+                slot.chunk = chunk;
                 load_count = S + 1;
-                auto const* chunk = reinterpret_cast<unsigned char const*>(data + first);
                 if (first + Lanes <= size && aligned<bytes>(chunk)) {
                     unrolled<bytes / piece<bytes>>([&](auto p) {
                         load_piece<ReadOnly>(slot.bytes + p * piece<bytes>, chunk + p * piece<bytes>, piece<bytes>);
@@ -287,6 +313,10 @@ private:
                 }
             } else if (S > load_count || slot.view != view) {
                 return load_from<S + 1, ReadOnly>(view, data, size, lane, value);
+            } else if (slot.chunk != chunk) {
+                // Another view at this view's address (a copy in a loop
+                // variable): element by element, leaving the slots as they are.
+                return false;
             }
             std::memcpy(&value, slot.bytes + lane * sizeof(T), sizeof(T));
             return true;
@@ -300,14 +330,17 @@ private:
             return false;
         } else {
             store_slot& slot = stores[S];
+            auto* const chunk = reinterpret_cast<unsigned char*>(data + first);
             if (S == store_count) {
                 slot.view = view;
-                slot.chunk = reinterpret_cast<unsigned char*>(data + first);
+                slot.chunk = chunk;
                 slot.written = 0;
                 slot.element_bytes = static_cast<int>(sizeof(T));
                 store_count = S + 1;
             } else if (S > store_count || slot.view != view) {
                 return store_into<S + 1>(view, data, lane, value);
+            } else if (slot.chunk != chunk) {
+                return false;  // another view at this address: element by element
             }
             std::memcpy(slot.bytes + lane * sizeof(T), &value, sizeof(T));
             slot.written |= 1u << lane;
@@ -316,13 +349,19 @@ private:
     }
 
     template <int S, typename T>
-    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool read_written(void const* view, int lane, T& value) const noexcept {
+    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool read_written(void const* view, unsigned char const* chunk, int lane,
+                                                              T& value, bool& direct) const noexcept {
         if constexpr (S == slots) {
+            direct = true;  // no slot of its own and none free: written element by element
             return false;
         } else {
             store_slot const& slot = stores[S];
             if (S >= store_count) return false;
-            if (slot.view != view) return read_written<S + 1>(view, lane, value);
+            if (slot.view != view) return read_written<S + 1>(view, chunk, lane, value, direct);
+            if (slot.chunk != chunk) {
+                direct = true;  // another view at this address, written element by element
+                return false;
+            }
             if ((slot.written >> lane & 1u) == 0) return false;
             std::memcpy(&value, slot.bytes + lane * sizeof(T), sizeof(T));
             return true;
@@ -361,8 +400,9 @@ public:
 #if defined(__CUDA_ARCH__)
         T value;
         if (index_.with_lanes([&](auto& lanes, int lane) {
-                return lanes.written(view_, lane, value) ||
-                       lanes.template load<false>(view_, data_, size_, lane, value);
+                bool direct = false;
+                return lanes.written(view_, data_, lane, value, direct) ||
+                       (!direct && lanes.template load<false>(view_, data_, size_, lane, value));
             }))
             return value;
 #endif
@@ -388,6 +428,12 @@ public:
         return *this = static_cast<T>(other);
     }
 
+    // From another element: lane_ref<half> to a float view converts twice.
+    template <typename U>
+    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE lane_ref const& operator=(lane_ref<U> const& other) const noexcept {
+        return *this = static_cast<T>(static_cast<U>(other));
+    }
+
     template <typename U>
     SWITCHYARD_HOST_DEVICE lane_ref const& operator+=(U const& u) const noexcept {
         return *this = static_cast<T>(static_cast<T>(*this) + u);
@@ -404,6 +450,32 @@ public:
     SWITCHYARD_HOST_DEVICE lane_ref const& operator/=(U const& u) const noexcept {
         return *this = static_cast<T>(static_cast<T>(*this) / u);
     }
+    template <typename U>
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator%=(U const& u) const noexcept {
+        return *this = static_cast<T>(static_cast<T>(*this) % u);
+    }
+    template <typename U>
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator&=(U const& u) const noexcept {
+        return *this = static_cast<T>(static_cast<T>(*this) & u);
+    }
+    template <typename U>
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator|=(U const& u) const noexcept {
+        return *this = static_cast<T>(static_cast<T>(*this) | u);
+    }
+    template <typename U>
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator^=(U const& u) const noexcept {
+        return *this = static_cast<T>(static_cast<T>(*this) ^ u);
+    }
+    template <typename U>
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator<<=(U const& u) const noexcept {
+        return *this = static_cast<T>(static_cast<T>(*this) << u);
+    }
+    template <typename U>
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator>>=(U const& u) const noexcept {
+        return *this = static_cast<T>(static_cast<T>(*this) >> u);
+    }
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator++() const noexcept { return *this += 1; }
+    SWITCHYARD_HOST_DEVICE lane_ref const& operator--() const noexcept { return *this -= 1; }
 
 private:
     void const* view_;

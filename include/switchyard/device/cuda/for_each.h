@@ -5,9 +5,9 @@
 //
 // Block size: 256 threads, or the tag's block_dim (tag_add<Tag,
 // block_dim::b128>). Grid: one block per tile of block * per-thread elements
-// (16 for 1- and 2-byte dtypes, else 8: cuda_per_thread), so a launch makes
-// no occupancy or attribute query at all. The kernel still strides by the
-// grid, which only matters past 2^31 - 1 tiles. Measured on an H100
+// (16 for 1- and 2-byte dtypes, 4 for 8-byte ones, else 8: cuda_per_thread),
+// so a launch makes no occupancy or attribute query at all. The kernel still
+// strides by the grid, which only matters past 2^31 - 1 tiles. Measured on an H100
 // (bench/cuda/experiments/vector_path.cu): softplus over 2^28 floats ran at
 // 85% of copy bandwidth with a grid sized to fill the GPU once (blocks per SM
 // at full occupancy times the SM count, each block walking many tiles) and at
@@ -103,14 +103,19 @@ constexpr std::size_t smallest_dtype_bytes() {
 // (a softplus without beta): bf16/f16 at 78-80% of copy bandwidth with 8 per
 // thread and 86-87% with 16, and the example op 78 -> 84% in the next run;
 // f32 is 99-101% at 4 or 8 and falls from 16 on; the f64 op ran at 77.6% with
-// 8 and 74.8% with 4. 1-byte dtypes follow 2-byte ones untested.
+// 8 and 74.8% with 4. 1-byte dtypes follow 2-byte ones untested. 8-byte
+// dtypes take 4 since the 16-byte path (two chunks of 2 per thread): f64
+// softplus over 2^28 with a flat_index ran at 96.5-96.7% of cudaMemcpy with
+// 4 and 88.7-89.0% with 8, with an integer index 94.8-95.1% with 4 and
+// 95.3-95.4% with 8 (bench/cuda/experiments/vector_path.cu, two runs). The
+// count depends on the tag only: host and device must agree on the kernel.
 template <typename Tag>
 constexpr int cuda_per_thread() {
     constexpr std::size_t bytes = smallest_dtype_bytes<Tag>();
     if constexpr (bytes == 0)
         return cuda_tile_per_thread;
     else
-        return bytes <= 2 ? 16 : 8;
+        return bytes <= 2 ? 16 : bytes == 8 ? 4 : 8;
 }
 
 // Indices per chunk in the flat_index chunk loop: 16 bytes of the tag's
@@ -123,19 +128,32 @@ constexpr int cuda_chunk_lanes() {
     return lanes < per_thread ? lanes : per_thread;
 }
 
+// A call operator that is not a template (lambdas with typed parameters,
+// nvcc's wrappers of __host__ __device__ lambdas): asking whether it takes a
+// flat_index instantiates no body. nvcc's host-side stand-in for a
+// __device__ lambda has a template one, so only device code knows there.
+template <typename F>
+concept plain_call_operator = requires { &F::operator(); };
+
 // Whether f takes a flat_index (not just an integer) as its index.
 template <typename F, typename Tag>
-inline constexpr bool takes_flat_index = std::is_invocable_v<F const&, Tag, flat_index_probe>;
+concept takes_flat_index_concept =
+    plain_call_operator<F> && std::is_invocable_v<F const&, Tag, flat_index_probe>;
+template <typename F, typename Tag>
+inline constexpr bool takes_flat_index = takes_flat_index_concept<F, Tag>;
 
 // Whether every contiguous view found in f's closure starts its chunks on
 // a multiple of their size (or 16 bytes): the chunk loop's condition for
 // loading and storing 16 bytes at a time. With a misaligned view the kernel
 // keeps the interleaved order, in which a thread's element accesses are
-// coalesced; the chunk loop would take them element by element.
+// coalesced; the chunk loop would take them element by element. The
+// kernel's template arguments never depend on this: on the host, nvcc's
+// stand-in for a __device__ lambda cannot say whether it takes a flat_index
+// (the kernel ignores the answer for a functor that takes an integer).
 template <typename Tag, int PerThread = cuda_per_thread<Tag>(), typename F>
 bool cuda_chunks_aligned(F const& f, std::int64_t first) noexcept {
-    if constexpr (!takes_flat_index<F, Tag>) {
-        return false;
+    if constexpr (plain_call_operator<F> && !takes_flat_index<F, Tag>) {
+        return false;  // known to take an integer: no need to look
     } else {
         constexpr std::uint64_t lanes = cuda_chunk_lanes<Tag, PerThread>();
         stream_set const streams = find_streams(f);
@@ -183,7 +201,7 @@ __device__ __forceinline__ unsigned cuda_warm(std::uint64_t address) {
     }
 }
 
-template <int Block, int Warm, int PerThread, typename Tag, typename F>
+template <int Block, int Warm, int PerThread, int Lanes, typename Tag, typename F>
 __global__ void __launch_bounds__(Block)
     cuda_for_each_kernel(F const f, Tag const tag, std::int64_t const first, std::int64_t const count,
                          stream_set const streams, bool const chunked) {
@@ -208,8 +226,8 @@ __global__ void __launch_bounds__(Block)
                     // 16 bytes at a time through its lane context
                     // (view/flat_index.h). The chunks advance lane by lane
                     // together, so every chunk's loads issue before any store.
-                    constexpr int Lanes = cuda_chunk_lanes<Tag, PerThread>();
                     constexpr int Chunks = PerThread / Lanes;
+                    static_assert(PerThread % Lanes == 0, "for_each: elements per thread must fill whole chunks");
                     std::int64_t const start = first + base + static_cast<std::int64_t>(threadIdx.x) * Lanes;
                     lane_context<Lanes> lanes[Chunks] = {};
                     unrolled<Chunks>([&](auto c) { lanes[c].first = start + c * (std::int64_t{Block} * Lanes); });
@@ -244,7 +262,10 @@ void cuda_for_each_launch(Tag tag, std::int64_t first, std::int64_t count, F con
     constexpr std::int64_t tile = std::int64_t{block} * PerThread;
     std::int64_t const tiles = (count + tile - 1) / tile;
     unsigned const grid = static_cast<unsigned>(tiles < cuda_max_grid ? tiles : cuda_max_grid);
-    cuda_for_each_kernel<block, Warm, PerThread><<<grid, block, 0, stream>>>(
+    // Lanes per chunk come from the host: cuda_chunk_lanes is a host function
+    // (nvcc without --expt-relaxed-constexpr calls none from device code).
+    constexpr int lanes = cuda_chunk_lanes<Tag, PerThread>();
+    cuda_for_each_kernel<block, Warm, PerThread, lanes><<<grid, block, 0, stream>>>(
         f, tag, first, count, Warm != 0 ? cuda_streams_to_warm(f) : stream_set{},
         cuda_chunks_aligned<Tag, PerThread>(f, first));
     cuda_check(cudaGetLastError(), "for_each kernel launch", "cuda:" + std::to_string(device));
