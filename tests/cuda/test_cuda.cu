@@ -173,6 +173,13 @@ void test_dtype(char const* name) {
     dev.free(out);
 }
 
+// Every dtype case with an integer index and with a flat_index.
+template <dtype D>
+void test_dtype_both_indices(char const* name) {
+    test_dtype<D, std::int64_t>(name);
+    test_dtype<D, sy::flat_index>(name);
+}
+
 // Elements per thread per tile follow the tag's dtype: 16 for 1- and 2-byte types, 4 for 8-byte ones, else 8.
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::f32, sy::contiguity::contiguous>>() == 8);
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, dtype::bf16>>() == 16);
@@ -722,18 +729,12 @@ int main() {
     }
     try {
         test_device();
-        test_dtype<dtype::f32, std::int64_t>("f32");
-        test_dtype<dtype::f32, sy::flat_index>("f32");
-        test_dtype<dtype::f64, std::int64_t>("f64");
-        test_dtype<dtype::f64, sy::flat_index>("f64");
-        test_dtype<dtype::f16, std::int64_t>("f16");
-        test_dtype<dtype::f16, sy::flat_index>("f16");
-        test_dtype<dtype::bf16, std::int64_t>("bf16");
-        test_dtype<dtype::bf16, sy::flat_index>("bf16");
-        test_dtype<dtype::i32, std::int64_t>("i32");
-        test_dtype<dtype::i32, sy::flat_index>("i32");
-        test_dtype<dtype::u8, std::int64_t>("u8");
-        test_dtype<dtype::u8, sy::flat_index>("u8");
+        test_dtype_both_indices<dtype::f32>("f32");
+        test_dtype_both_indices<dtype::f64>("f64");
+        test_dtype_both_indices<dtype::f16>("f16");
+        test_dtype_both_indices<dtype::bf16>("bf16");
+        test_dtype_both_indices<dtype::i32>("i32");
+        test_dtype_both_indices<dtype::u8>("u8");
         test_block_sizes_and_streams();
         test_flat_index_chunks();
         if (!under_sanitizer) test_64bit_count();

@@ -144,7 +144,8 @@ void for_each_library(T const* in, T* out, std::int64_t n) {
 template <int Block, int PerThread, typename T>
 void for_each_kernel(T const* in, T* out, std::int64_t n, bool one_wave = false) {
     auto f = [=] __device__(tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); };
-    auto const kernel = sy::detail::cuda_for_each_kernel<Block, 0, PerThread, 4, tag, decltype(f)>;
+    auto const kernel = sy::detail::cuda_for_each_kernel<Block, 0, PerThread,
+                                                         sy::detail::cuda_chunk_lanes<tag, PerThread>(), tag, decltype(f)>;
     std::int64_t const tiles = (n + Block * PerThread - 1) / (Block * PerThread);
     std::int64_t grid = tiles;
     if (one_wave) {

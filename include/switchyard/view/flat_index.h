@@ -200,13 +200,15 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE void unrolled(F&& f) noexcept {
 
 // One chunk of Lanes indices: the loads and stores of the contiguous views
 // that the functor indexes with its flat_index, one slot per view. A slot
-// is found by the view's own address, which is a constant once the functor
+// is chosen by the view's own address, which is a constant once the functor
 // is inlined (its closure is the kernel's parameter), never by where the
 // data is: so which slot a view uses, and which lanes it wrote, are known to
-// the compiler and the context is registers. Only how a chunk moves is
-// decided at run time: 16 bytes at a time, or element by element, out of
-// line, when the chunk is not aligned to its size (or 16 bytes), runs past
-// the view's end, or not every lane was written.
+// the compiler and the context is registers. The slot's chunk is compared
+// too, and a different one (another view at the same address, as a copy in
+// a loop variable) goes element by element without touching the slots. Only
+// how a chunk moves is decided at run time: 16 bytes at a time, or element
+// by element, out of line, when the chunk is not aligned to its size (or 16
+// bytes), runs past the view's end, or not every lane was written.
 template <int Lanes>
 struct lane_context {
     static constexpr int slots = 4;               // views per kind; more go element by element
@@ -230,9 +232,6 @@ struct lane_context {
     int store_count = 0;
     load_slot loads[slots];
     store_slot stores[slots];
-
-    lane_context() = default;
-    SWITCHYARD_HOST_DEVICE explicit lane_context(std::int64_t first_index) noexcept : first(first_index) {}
 
     // Lane `lane` of the chunk of view `view` (`size` elements at `data`),
     // read-only (ld.global.nc, load.h) for input views; false when every

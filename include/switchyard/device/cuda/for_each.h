@@ -31,9 +31,9 @@
 // a time through a lane context the kernel owns and flushes. The host picks
 // the interleaved order instead when a view it finds in the closure
 // (stream_mark.h) would start its chunks unaligned. On an H100 at 2^28
-// (bench/cuda_report.py's "by index type" lines) softplus went from 95.7 to
-// 98.7% of copy bandwidth (bf16), 96.6 to 99.3% (f16) and relu 98.2 to 100.4%
-// (bf16); f32 was within a point; f64 softplus lost 1.6 points. Tails,
+// (bench/cuda_report.py's "by index type" lines, one run) softplus went from
+// 95.4 to 100.2% of copy bandwidth (bf16), 96.8 to 101.3% (f16) and 95.1 to
+// 96.9% (f64), relu bf16 from 98.4 to 99.9%; f32 gained a point. Tails,
 // strided views and arithmetic on the index take the element path unchanged.
 #pragma once
 
@@ -122,10 +122,9 @@ constexpr int cuda_per_thread() {
 // smallest dtype (4 without one), at most the elements per thread.
 template <typename Tag, int PerThread = cuda_per_thread<Tag>()>
 constexpr int cuda_chunk_lanes() {
-    constexpr int per_thread = PerThread;
     constexpr std::size_t bytes = smallest_dtype_bytes<Tag>();
     constexpr int lanes = bytes == 0 ? 4 : static_cast<int>(16 / bytes);
-    return lanes < per_thread ? lanes : per_thread;
+    return lanes < PerThread ? lanes : PerThread;
 }
 
 // A call operator that is not a template (lambdas with typed parameters,
@@ -137,10 +136,7 @@ concept plain_call_operator = requires { &F::operator(); };
 
 // Whether f takes a flat_index (not just an integer) as its index.
 template <typename F, typename Tag>
-concept takes_flat_index_concept =
-    plain_call_operator<F> && std::is_invocable_v<F const&, Tag, flat_index_probe>;
-template <typename F, typename Tag>
-inline constexpr bool takes_flat_index = takes_flat_index_concept<F, Tag>;
+concept takes_flat_index = plain_call_operator<F> && std::is_invocable_v<F const&, Tag, flat_index_probe>;
 
 // Whether every contiguous view found in f's closure starts its chunks on
 // a multiple of their size (or 16 bytes): the chunk loop's condition for
