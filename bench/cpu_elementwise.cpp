@@ -31,7 +31,8 @@ SWITCHYARD_INLINE float softplus(float x, float beta, float threshold) {
 
 struct arrays {
     explicit arrays(std::int64_t n) : in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n)) {
-        for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(static_cast<int>(i % 2001) - 1000) * 0.01f;
+        for (std::size_t i = 0; i < in.size(); ++i)
+            in[i] = static_cast<float>(static_cast<int>(i % 2001) - 1000) * 0.01f;
         ref_in = sy::strided_ref::contiguous(in.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "in");
         ref_out = sy::strided_ref::contiguous(out.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "out");
     }
@@ -43,8 +44,7 @@ template <typename Pool>
 void run_softplus(Pool& pool, arrays& a) {
     in_view const in(a.ref_in);
     out_view const out(a.ref_out);
-    sy::for_each(pool, cpu_f32{}, out.size(),
-                 [=](auto, std::int64_t i) { out[i] = softplus(in[i], 1.0f, 20.0f); });
+    sy::for_each(pool, cpu_f32{}, out.size(), [=](auto, std::int64_t i) { out[i] = softplus(in[i], 1.0f, 20.0f); });
 }
 
 void BM_copy(benchmark::State& state) {

@@ -143,9 +143,7 @@ template <class R>
 void register_runtime(std::string const& name) {
     benchmark::RegisterBenchmark(("fork_join/hot/" + name).c_str(), hot<R>)->UseRealTime();
     benchmark::RegisterBenchmark(("fork_join/idle/" + name).c_str(), idle<R, 2>)->UseManualTime()->Iterations(400);
-    benchmark::RegisterBenchmark(("fork_join/idle20ms/" + name).c_str(), idle<R, 20>)
-        ->UseManualTime()
-        ->Iterations(40);
+    benchmark::RegisterBenchmark(("fork_join/idle20ms/" + name).c_str(), idle<R, 20>)->UseManualTime()->Iterations(40);
     benchmark::RegisterBenchmark(("fork_join/hot_work/" + name).c_str(), hot_work<R>)->UseRealTime();
 }
 

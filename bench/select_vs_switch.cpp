@@ -206,9 +206,7 @@ std::vector<coordinate> make_random_coordinates(std::size_t count) {
 // the loop, as a caller holding a static table would have it.
 struct by_table {
     table_type const& table;
-    int operator()(device_kind d, dtype t, contiguity c, int x) const {
-        return table.select(dispatch_set{d, t, c})(x);
-    }
+    int operator()(device_kind d, dtype t, contiguity c, int x) const { return table.select(dispatch_set{d, t, c})(x); }
 };
 struct by_switch {
     int operator()(device_kind d, dtype t, contiguity c, int x) const { return switch_dispatch(d, t, c, x); }

@@ -84,7 +84,8 @@ void run_chain3_eager(benchmark::State& state, bool fresh_buffers) {
         sy::for_each(webgpu_f32{}, n, [=](webgpu_f32, std::int64_t i) { out[i] = in[i] * 2.0f; });
     };
     auto add = [&d](sy::strided_ref const& a, sy::strided_ref const& b) {
-        sy::flat_in<sy::device_kind::webgpu, sy::dtype::f32, sy::contiguity::contiguous> const in(a), other(ref(d.y, "y"));
+        sy::flat_in<sy::device_kind::webgpu, sy::dtype::f32, sy::contiguity::contiguous> const in(a),
+            other(ref(d.y, "y"));
         sy::flat_out<sy::device_kind::webgpu, sy::dtype::f32, sy::contiguity::contiguous> const out(b);
         sy::for_each(webgpu_f32{}, n, [=](webgpu_f32, std::int64_t i) { out[i] = in[i] + other[i]; });
     };

@@ -28,8 +28,7 @@ using namespace switchyard;
 namespace {
 
 struct stress_error : std::runtime_error {
-    stress_error(std::uint64_t job, std::int64_t index)
-        : std::runtime_error("stress_error"), job_id(job), at(index) {}
+    stress_error(std::uint64_t job, std::int64_t index) : std::runtime_error("stress_error"), job_id(job), at(index) {}
     std::uint64_t job_id;
     std::int64_t at;
 };
@@ -76,8 +75,8 @@ void one_job(std::vector<any_pool>& pools, std::mt19937_64& rng, std::uint64_t j
     std::atomic<std::uint64_t> sum{0};
     auto body = [&](std::int64_t cb, std::int64_t ce) {
         if (cb < b || ce > e || cb >= ce) {
-            fail("chunk [" + std::to_string(cb) + ", " + std::to_string(ce) + ") outside [" + std::to_string(b) +
-                 ", " + std::to_string(e) + ")");
+            fail("chunk [" + std::to_string(cb) + ", " + std::to_string(ce) + ") outside [" + std::to_string(b) + ", " +
+                 std::to_string(e) + ")");
             return;
         }
         std::uint64_t s = 0;

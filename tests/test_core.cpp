@@ -70,13 +70,13 @@ static_assert(tag_has_type_v<t3, dtype> && !tag_has_type_v<t3, block_dim>);
 
 // Three levels of specificity; the most specific viable overload wins.
 template <typename Tag>
-    requires with_type<Tag, dtype>
+requires with_type<Tag, dtype>
 constexpr int specificity(Tag) { return 1; }
 template <typename Tag>
-    requires with_value<Tag, dtype::f32>
+requires with_value<Tag, dtype::f32>
 constexpr int specificity(Tag) { return 2; }
 template <typename Tag>
-    requires with_value<Tag, dtype::f32> && with_value<Tag, device_kind::cuda>
+requires with_value<Tag, dtype::f32> && with_value<Tag, device_kind::cuda>
 constexpr int specificity(Tag) { return 3; }
 
 static_assert(specificity(tag<dtype::f16, device_kind::cuda>{}) == 1);
@@ -86,13 +86,13 @@ static_assert(specificity(tag_add<t3, block_dim::b64>{}) == 3);
 
 // Named axes refine in the same way and stay distinct from their base type.
 template <typename Tag>
-    requires with_type<Tag, out_dtype>
+requires with_type<Tag, out_dtype>
 constexpr int cast_kind(Tag) { return 1; }
 template <typename Tag>
-    requires with_value<Tag, out_dtype(dtype::f16)>
+requires with_value<Tag, out_dtype(dtype::f16)>
 constexpr int cast_kind(Tag) { return 2; }
 template <typename Tag>
-    requires with_value<Tag, out_dtype(dtype::f16)> && with_value<Tag, dtype::f32>
+requires with_value<Tag, out_dtype(dtype::f16)> && with_value<Tag, dtype::f32>
 constexpr int cast_kind(Tag) { return 3; }
 static_assert(cast_kind(tag<dtype::f16, out_dtype(dtype::f32)>{}) == 1);
 static_assert(cast_kind(tag<dtype::f16, out_dtype(dtype::f16)>{}) == 2);
@@ -176,16 +176,14 @@ constexpr int point_code(device_kind d, dtype t, contiguity c) {
 
 struct code_op {
     template <typename Tag>
-        requires with_type<Tag, device_kind> && with_type<Tag, dtype> && with_type<Tag, contiguity>
+    requires with_type<Tag, device_kind> && with_type<Tag, dtype> && with_type<Tag, contiguity>
     static int op(Tag, int offset) {
         return offset + point_code(tag_get<device_kind>(Tag{}), tag_get<dtype>(Tag{}), tag_get<contiguity>(Tag{}));
     }
     // A more specific overload for one dtype.
     template <typename Tag>
-        requires with_value<Tag, dtype::bf16> && with_type<Tag, device_kind> && with_type<Tag, contiguity>
-    static int op(Tag, int) {
-        return -1;
-    }
+    requires with_value<Tag, dtype::bf16> && with_type<Tag, device_kind> && with_type<Tag, contiguity>
+    static int op(Tag, int) { return -1; }
 
     using space = space3;
     using subspaces = coverage<space>;
@@ -212,26 +210,25 @@ TEST_CASE("select and try_select reach every point of a 3-axis space", "[core][t
     CHECK(visited == 24);
     CHECK(table.try_select(dispatch_set{device_kind::metal, dtype::f32, contiguity::strided}) == nullptr);
     CHECK(table.try_select(dispatch_set{device_kind::cpu, dtype::i8, contiguity::strided}) == nullptr);
-    CHECK_THROWS_AS(table.select(dispatch_set{device_kind::cpu, dtype::i8, contiguity::strided}), dispatch_lookup_error);
+    CHECK_THROWS_AS(table.select(dispatch_set{device_kind::cpu, dtype::i8, contiguity::strided}),
+                    dispatch_lookup_error);
 }
 
 // A sparse 4-axis table with a named axis: subspaces and single points.
 struct cast_op {
     template <typename Tag>
-        requires with_type<Tag, dtype> && with_type<Tag, out_dtype>
+    requires with_type<Tag, dtype> && with_type<Tag, out_dtype>
     static std::string op(Tag, std::string const& prefix) {
         return prefix + value_name(tag_get<dtype>(Tag{})) + "->" + value_name(tag_get<out_dtype>(Tag{})) + "@" +
                value_name(tag_get<device_kind>(Tag{})) + "/" + value_name(tag_get<contiguity>(Tag{}));
     }
     using space = axes<axis<device_kind::cpu, device_kind::cuda>, float_dtype_axis, full_contiguity_axis,
                        axis<out_dtype(dtype::f16), out_dtype(dtype::f32), out_dtype(dtype::f64)>>;
-    using subspaces =
-        coverage<axes<axis<device_kind::cpu>, axis<dtype::f32, dtype::f64>, full_contiguity_axis,
-                      axis<out_dtype(dtype::f16)>>,
-                 // written with the axes in another order: same subspace semantics
-                 axes<axis<out_dtype(dtype::f32)>, axis<contiguity::contiguous>, axis<dtype::f16>,
-                      axis<device_kind::cuda>>,
-                 tag<device_kind::cuda, dtype::bf16, contiguity::strided, out_dtype(dtype::f64)>>;
+    using subspaces = coverage<
+        axes<axis<device_kind::cpu>, axis<dtype::f32, dtype::f64>, full_contiguity_axis, axis<out_dtype(dtype::f16)>>,
+        // written with the axes in another order: same subspace semantics
+        axes<axis<out_dtype(dtype::f32)>, axis<contiguity::contiguous>, axis<dtype::f16>, axis<device_kind::cuda>>,
+        tag<device_kind::cuda, dtype::bf16, contiguity::strided, out_dtype(dtype::f64)>>;
     using dispatcher = dispatch_table<space, std::string(std::string const&)>;
 };
 
@@ -250,13 +247,13 @@ TEST_CASE("sparse coverage instantiates and calls exactly the covered points", "
                         continue;
                     }
                     std::string const got = f(">");
-                    CHECK(got == ">" + value_name(t) + "->" + value_name(o) + "@" + value_name(d) + "/" +
-                                     value_name(c));
+                    CHECK(got ==
+                          ">" + value_name(t) + "->" + value_name(o) + "@" + value_name(d) + "/" + value_name(c));
                     covered.insert(got);
                 }
-    CHECK(covered == std::set<std::string>{">f32->f16@cpu/strided", ">f32->f16@cpu/contiguous",
-                                           ">f64->f16@cpu/strided", ">f64->f16@cpu/contiguous",
-                                           ">f16->f32@cuda/contiguous", ">bf16->f64@cuda/strided"});
+    CHECK(covered == std::set<std::string>{">f32->f16@cpu/strided", ">f32->f16@cpu/contiguous", ">f64->f16@cpu/strided",
+                                           ">f64->f16@cpu/contiguous", ">f16->f32@cuda/contiguous",
+                                           ">bf16->f64@cuda/strided"});
 }
 
 TEST_CASE("lookup errors name the table, every coordinate and the coverage", "[core][table][errors]") {
@@ -293,9 +290,9 @@ TEST_CASE("lookup errors name the table, every coordinate and the coverage", "[c
         }
     }
     SECTION("it is a std::runtime_error") {
-        CHECK_THROWS_AS(table.select(dispatch_set{device_kind::cpu, dtype::f16, contiguity::strided,
-                                                  out_dtype(dtype::f64)}),
-                        std::runtime_error);
+        CHECK_THROWS_AS(
+            table.select(dispatch_set{device_kind::cpu, dtype::f16, contiguity::strided, out_dtype(dtype::f64)}),
+            std::runtime_error);
     }
 }
 
@@ -311,16 +308,16 @@ TEST_CASE("tables from visitors, empty tables and with()", "[core][table]") {
                                                           "table's space but not covered. Covered: nothing"));
     }
 
-    dispatch_table<space, int(int)> const low("scale", coverage<axes<axis<user::precision::low>, axis<dtype::f32, dtype::f64>>>{},
-                                              [](auto tag, int x) {
-                                                  return x * static_cast<int>(sizeof(dtype_storage_t<tag_get<dtype>(decltype(tag){})>));
-                                              });
+    dispatch_table<space, int(int)> const low(
+        "scale", coverage<axes<axis<user::precision::low>, axis<dtype::f32, dtype::f64>>>{},
+        [](auto tag, int x) { return x * static_cast<int>(sizeof(dtype_storage_t<tag_get<dtype>(decltype(tag){})>)); });
     CHECK(low.select(dispatch_set{user::precision::low, dtype::f64})(3) == 24);
     CHECK(low.try_select(dispatch_set{user::precision::high, dtype::f64}) == nullptr);
 
     // with() returns a new table; the original is unchanged; overlapping points rebind.
-    auto const both = low.with(coverage<tag<user::precision::high, dtype::f32>, tag<user::precision::low, dtype::f32>>{},
-                               [](auto, int x) { return -x; });
+    auto const both =
+        low.with(coverage<tag<user::precision::high, dtype::f32>, tag<user::precision::low, dtype::f32>>{},
+                 [](auto, int x) { return -x; });
     CHECK(low.covered_count() == 2);
     CHECK(both.covered_count() == 3);
     CHECK(both.select(dispatch_set{user::precision::high, dtype::f32})(3) == -3);
@@ -337,11 +334,11 @@ TEST_CASE("tables from visitors, empty tables and with()", "[core][table]") {
 
 TEST_CASE("arguments are forwarded as declared: references stay references", "[core][table]") {
     using space = axes<axis<dtype::f32>>;
-    dispatch_table<space, void(int&, std::string&&)> const table(
-        "forward", coverage<space>{}, [](auto, int& counter, std::string&& s) {
-            counter += static_cast<int>(s.size());
-            std::string sink = std::move(s);
-        });
+    dispatch_table<space, void(int&, std::string&&)> const table("forward", coverage<space>{},
+                                                                 [](auto, int& counter, std::string&& s) {
+                                                                     counter += static_cast<int>(s.size());
+                                                                     std::string sink = std::move(s);
+                                                                 });
     int counter = 1;
     std::string text = "abc";
     table.select(dispatch_set{dtype::f32})(counter, std::move(text));

@@ -21,7 +21,7 @@ namespace {
 // out = in * 2 + 1 in the compute type: one impl for every dtype and layout.
 struct affine_op {
     template <typename Tag>
-        requires with_type<Tag, dtype> && with_type<Tag, contiguity> && with_value<Tag, device_kind::cpu>
+    requires with_type<Tag, dtype> && with_type<Tag, contiguity> && with_value<Tag, device_kind::cpu>
     static void op(Tag tag, strided_ref const& in_ref, strided_ref const& out_ref) {
         constexpr auto dt = tag_get<dtype>(Tag{});
         constexpr auto c = tag_get<contiguity>(Tag{});
@@ -45,13 +45,16 @@ void check_dtype() {
     using compute = dtype_compute_t<D>;
     static auto const table = dispatch_table_from_op<affine_op>("affine");
     auto expect = [](storage x) { return static_cast<storage>(static_cast<compute>(x) * compute(2) + compute(1)); };
-    auto same = [](storage a, storage b) { return static_cast<double>(static_cast<compute>(a)) == static_cast<double>(static_cast<compute>(b)); };
+    auto same = [](storage a, storage b) {
+        return static_cast<double>(static_cast<compute>(a)) == static_cast<double>(static_cast<compute>(b));
+    };
 
     // 300 x 70: large enough to run in parallel chunks.
     std::int64_t const rows = 300, cols = 70, n = rows * cols;
     // Not std::vector: vector<bool> has no data().
     std::unique_ptr<storage[]> in(new storage[n]()), out(new storage[n]());
-    for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = static_cast<storage>(static_cast<compute>(i % 7));
+    for (std::int64_t i = 0; i < n; ++i)
+        in[static_cast<std::size_t>(i)] = static_cast<storage>(static_cast<compute>(i % 7));
 
     SECTION("contiguous") {
         auto const x = strided_ref::contiguous(in.get(), D, device_kind::cpu, {rows, cols}, "x");
@@ -67,7 +70,8 @@ void check_dtype() {
         table.select(dispatch_set{device_kind::cpu, D, contiguity::strided})(xt, y);
         for (std::int64_t c = 0; c < cols; ++c)
             for (std::int64_t r = 0; r < rows; ++r)
-                REQUIRE(same(out[static_cast<std::size_t>(c * rows + r)], expect(in[static_cast<std::size_t>(r * cols + c)])));
+                REQUIRE(same(out[static_cast<std::size_t>(c * rows + r)],
+                             expect(in[static_cast<std::size_t>(r * cols + c)])));
     }
     SECTION("transposed input and output: dense together, contiguous path") {
         auto const xt = strided_ref::make(in.get(), D, device_kind::cpu, {cols, rows}, {1, cols}, "xt");
@@ -145,7 +149,8 @@ TEST_CASE("flat_index works as the for_each index and converts like an integer",
     static_assert(seven + 1 == 8 && seven * 2 == 14 && seven % 4 == 3 && seven.value() == 7);
 
     std::int64_t const rows = 70, cols = 33, n = rows * cols;
-    std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n)), back(static_cast<std::size_t>(n));
+    std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n)),
+        back(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = static_cast<float>(i % 13);
     auto const x = strided_ref::contiguous(in.data(), dtype::f32, device_kind::cpu, {n}, "x");
     auto const y = strided_ref::contiguous(out.data(), dtype::f32, device_kind::cpu, {n}, "y");
@@ -210,7 +215,8 @@ static_assert(tag_device_v<tag<device_kind::cpu, contiguity::strided>> == device
 
 TEST_CASE("for_each with a foreign device enum", "[for_each]") {
     std::vector<int> v(100, 0);
-    for_each(tag<other::where::host>{}, 100, [&](auto, std::int64_t i) { v[static_cast<std::size_t>(i)] = static_cast<int>(i); });
+    for_each(tag<other::where::host>{}, 100,
+             [&](auto, std::int64_t i) { v[static_cast<std::size_t>(i)] = static_cast<int>(i); });
     CHECK(v[99] == 99);
 }
 

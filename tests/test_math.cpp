@@ -60,7 +60,7 @@ long double pow2(int n) {
 
 template <class T>
 long double ulp_of(long double ref) {
-    constexpr int p = std::numeric_limits<T>::digits;                // 24 / 53
+    constexpr int p = std::numeric_limits<T>::digits;               // 24 / 53
     constexpr int emin = std::numeric_limits<T>::min_exponent - 1;  // -126 / -1022
     constexpr int emax = std::numeric_limits<T>::max_exponent - 1;  // 127 / 1023
     const int e = ref == 0.0L ? emin : std::ilogb(ref);
@@ -112,30 +112,56 @@ long double ref_log(long double x) { return x < 0 ? nan_l : std::log(x); }
 long double ref_log1p(long double x) { return x < -1 ? nan_l : std::log1p(x); }
 long double ref_tanh(long double x) { return std::tanh(x); }
 long double ref_sigmoid(long double x) { return 1.0L / (1.0L + std::exp(-clamp2000(x))); }
-long double ref_softplus(long double x) {
-    return std::max(x, 0.0L) + std::log1p(std::exp(-std::fabs(clamp2000(x))));
-}
+long double ref_softplus(long double x) { return std::max(x, 0.0L) + std::log1p(std::exp(-std::fabs(clamp2000(x)))); }
 long double ref_sqrt(long double x) { return x < 0 ? nan_l : std::sqrt(x); }
 
 // Plain (non-inlined) wrappers, so the sweeps call what a kernel would.
-template <class T> T our_exp(T x) { return sy::exp(x); }
-template <class T> T our_expm1(T x) { return sy::expm1(x); }
-template <class T> T our_log(T x) { return sy::log(x); }
-template <class T> T our_log1p(T x) { return sy::log1p(x); }
-template <class T> T our_tanh(T x) { return sy::tanh(x); }
-template <class T> T our_sigmoid(T x) { return sy::sigmoid(x); }
-template <class T> T our_softplus(T x) { return sy::softplus(x); }
-template <class T> T our_sqrt(T x) { return sy::sqrt(x); }
+template <class T>
+T our_exp(T x) {
+    return sy::exp(x);
+}
+template <class T>
+T our_expm1(T x) {
+    return sy::expm1(x);
+}
+template <class T>
+T our_log(T x) {
+    return sy::log(x);
+}
+template <class T>
+T our_log1p(T x) {
+    return sy::log1p(x);
+}
+template <class T>
+T our_tanh(T x) {
+    return sy::tanh(x);
+}
+template <class T>
+T our_sigmoid(T x) {
+    return sy::sigmoid(x);
+}
+template <class T>
+T our_softplus(T x) {
+    return sy::softplus(x);
+}
+template <class T>
+T our_sqrt(T x) {
+    return sy::sqrt(x);
+}
 
 enum fn { f_exp, f_expm1, f_log, f_log1p, f_tanh, f_sigmoid, f_softplus, f_sqrt, fn_count };
 
 template <class T>
 const function<T>& get(fn f) {
     static const function<T> table[fn_count] = {
-        {"exp", our_exp<T>, ref_exp},           {"expm1", our_expm1<T>, ref_expm1},
-        {"log", our_log<T>, ref_log},           {"log1p", our_log1p<T>, ref_log1p},
-        {"tanh", our_tanh<T>, ref_tanh},        {"sigmoid", our_sigmoid<T>, ref_sigmoid},
-        {"softplus", our_softplus<T>, ref_softplus}, {"sqrt", our_sqrt<T>, ref_sqrt},
+        {"exp", our_exp<T>, ref_exp},
+        {"expm1", our_expm1<T>, ref_expm1},
+        {"log", our_log<T>, ref_log},
+        {"log1p", our_log1p<T>, ref_log1p},
+        {"tanh", our_tanh<T>, ref_tanh},
+        {"sigmoid", our_sigmoid<T>, ref_sigmoid},
+        {"softplus", our_softplus<T>, ref_softplus},
+        {"sqrt", our_sqrt<T>, ref_sqrt},
     };
     return table[f];
 }
@@ -175,8 +201,7 @@ worst<T> parallel(std::uint64_t n, Body body) {
             // stats stay thread-local until the end (no false sharing).
             constexpr std::uint64_t chunk = 1u << 16;
             worst<T> local;
-            for (std::uint64_t lo = t * chunk; lo < n; lo += threads * chunk)
-                body(lo, std::min(n, lo + chunk), local);
+            for (std::uint64_t lo = t * chunk; lo < n; lo += threads * chunk) body(lo, std::min(n, lo + chunk), local);
             parts[t] = local;
         });
     }
@@ -233,8 +258,7 @@ struct double_range {
 worst<double> sweep_double(const function<double>& f, std::vector<double_range> const& ranges,
                            std::uint32_t random_patterns) {
     worst<double> all;
-    all.merge(parallel<double>(random_patterns,
-                               [&](std::uint64_t lo, std::uint64_t hi, worst<double>& w) {
+    all.merge(parallel<double>(random_patterns, [&](std::uint64_t lo, std::uint64_t hi, worst<double>& w) {
         std::mt19937_64 rng(0x5eed0000u + lo);
         for (std::uint64_t i = lo; i < hi; ++i) {
             const double x = std::bit_cast<double>(rng());
@@ -258,10 +282,9 @@ worst<double> sweep_double(const function<double>& f, std::vector<double_range> 
 
 constexpr double max_allowed_ulp = 2.0;
 
-void print_row(const char* type, const char* name, double err, double x, std::uint64_t count,
-               double seconds) {
-    std::printf("  %-6s %-8s max %.3f ulp at x = %-24.17g (%llu inputs, %.2f s)\n", type, name,
-                err, x, static_cast<unsigned long long>(count), seconds);
+void print_row(const char* type, const char* name, double err, double x, std::uint64_t count, double seconds) {
+    std::printf("  %-6s %-8s max %.3f ulp at x = %-24.17g (%llu inputs, %.2f s)\n", type, name, err, x,
+                static_cast<unsigned long long>(count), seconds);
     std::fflush(stdout);
 }
 
@@ -272,9 +295,8 @@ void check_accuracy(const char* type, fn which, Sweep sweep) {
     const worst<T> w = sweep(f);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     print_row(type, f.name, w.err, static_cast<double>(w.x), w.count, seconds);
-    INFO(type << " " << f.name << ": max error " << w.err << " ulp at x = "
-              << static_cast<double>(w.x) << " (hex " << std::hexfloat << static_cast<double>(w.x)
-              << std::defaultfloat << "), " << w.count << " inputs");
+    INFO(type << " " << f.name << ": max error " << w.err << " ulp at x = " << static_cast<double>(w.x) << " (hex "
+              << std::hexfloat << static_cast<double>(w.x) << std::defaultfloat << "), " << w.count << " inputs");
     CHECK(w.err <= max_allowed_ulp);
 }
 
@@ -283,66 +305,52 @@ std::vector<float_range> float_regions(fn which) {
     constexpr float tiny = 0x1p-30f;
     switch (which) {
         case f_exp:
-            return {{-104.0f, -87.0f, 3},    // subnormal results, underflow to 0
-                    {-104.0f, -103.0f, 1},   // last subnormal, rounding to 0
-                    {-88.0f, -87.0f, 1},     // normal -> subnormal
-                    {87.0f, 89.0f, 1},       // overflow threshold 88.72284
-                    {tiny, 0.5f, 251},       // near 0: 1 + x
-                    {-0.5f, -tiny, 251},
-                    {0.3f, 2.0f, 29},        // k changes at +-ln2/2
+            return {{-104.0f, -87.0f, 3},                     // subnormal results, underflow to 0
+                    {-104.0f, -103.0f, 1},                    // last subnormal, rounding to 0
+                    {-88.0f, -87.0f, 1},                      // normal -> subnormal
+                    {87.0f, 89.0f, 1},                        // overflow threshold 88.72284
+                    {tiny, 0.5f, 251},                        // near 0: 1 + x
+                    {-0.5f, -tiny, 251},   {0.3f, 2.0f, 29},  // k changes at +-ln2/2
                     {-2.0f, -0.3f, 29}};
         case f_expm1:
-            return {{tiny, 0.5f, 241},       // k = 0
-                    {-0.5f, -tiny, 241},
-                    {0.34f, 0.36f, 1},       // k 0 -> 1 at ln2/2
-                    {-0.36f, -0.34f, 1},
-                    {0.3f, 2.0f, 59},        // k = +-1, +-2: cancellation
-                    {-2.0f, -0.3f, 59},
-                    {-20.0f, -14.0f, 17},    // towards -1
-                    {16.0f, 18.0f, 7},       // 2^k - 1 no longer exact
-                    {36.0f, 40.0f, 7},
-                    {87.0f, 89.0f, 1}};      // overflow
+            return {{tiny, 0.5f, 241},                          // k = 0
+                    {-0.5f, -tiny, 241}, {0.34f, 0.36f, 1},     // k 0 -> 1 at ln2/2
+                    {-0.36f, -0.34f, 1}, {0.3f, 2.0f, 59},      // k = +-1, +-2: cancellation
+                    {-2.0f, -0.3f, 59},  {-20.0f, -14.0f, 17},  // towards -1
+                    {16.0f, 18.0f, 7},                          // 2^k - 1 no longer exact
+                    {36.0f, 40.0f, 7},   {87.0f, 89.0f, 1}};    // overflow
         case f_log:
-            return {{0.5f, 2.0f, 11},                // around 1, both sides of sqrt(2)
-                    {0.99f, 1.01f, 1},               // log near 1
-                    {0x1p-149f, 0x1p-126f, 61},      // subnormal inputs
-                    {0x1.69p-1f, 0x1.6bp-1f, 1},     // reduction boundary sqrt(1/2)
-                    {0x1.69p+0f, 0x1.6bp+0f, 1},     // and sqrt(2)
+            return {{0.5f, 2.0f, 11},                  // around 1, both sides of sqrt(2)
+                    {0.99f, 1.01f, 1},                 // log near 1
+                    {0x1p-149f, 0x1p-126f, 61},        // subnormal inputs
+                    {0x1.69p-1f, 0x1.6bp-1f, 1},       // reduction boundary sqrt(1/2)
+                    {0x1.69p+0f, 0x1.6bp+0f, 1},       // and sqrt(2)
                     {0x1p126f, 0x1.fffffep127f, 37}};  // top of the range
         case f_log1p:
-            return {{-1.0f, -0.9f, 3},       // log1p near -1
-                    {tiny, 0.42f, 251},      // e = 0: f = x
-                    {-0.3f, -tiny, 251},
-                    {0.41f, 0.42f, 1},       // e switches at sqrt(2) - 1
-                    {-0.3f, -0.29f, 1},      // and at sqrt(1/2) - 1
-                    {0.42f, 4.0f, 37},
-                    {0x1p23f, 0x1p26f, 29}};  // 1 + x rounds
+            return {{-1.0f, -0.9f, 3},                             // log1p near -1
+                    {tiny, 0.42f, 251},                            // e = 0: f = x
+                    {-0.3f, -tiny, 251}, {0.41f, 0.42f, 1},        // e switches at sqrt(2) - 1
+                    {-0.3f, -0.29f, 1},                            // and at sqrt(1/2) - 1
+                    {0.42f, 4.0f, 37},   {0x1p23f, 0x1p26f, 29}};  // 1 + x rounds
         case f_tanh:
-            return {{tiny, 0.7f, 251},       // polynomial part
-                    {-0.7f, -tiny, 251},
-                    {0.62f, 0.63f, 1},       // switchover at 0.625
-                    {-0.63f, -0.62f, 1},
-                    {0.625f, 10.0f, 23},     // exp part, saturation near 9.01
+            return {{tiny, 0.7f, 251},                          // polynomial part
+                    {-0.7f, -tiny, 251},  {0.62f, 0.63f, 1},    // switchover at 0.625
+                    {-0.63f, -0.62f, 1},  {0.625f, 10.0f, 23},  // exp part, saturation near 9.01
                     {-10.0f, -0.625f, 47}};
         case f_sigmoid:
-            return {{-104.0f, -87.0f, 3},    // subnormal results
+            return {{-104.0f, -87.0f, 3},  // subnormal results
                     {tiny, 20.0f, 251},
                     {-20.0f, -tiny, 251},
-                    {14.0f, 18.0f, 3}};      // rounding to 1
+                    {14.0f, 18.0f, 3}};  // rounding to 1
         case f_softplus:
-            return {{-104.0f, -87.0f, 3},    // subnormal results
-                    {-1.0f, -tiny, 29},      // around 0: ln2 +- x/2
-                    {tiny, 1.0f, 29},
-                    {0.34f, 0.36f, 1},       // exp's k switches at ln2/2
-                    {-0.36f, -0.34f, 1},
-                    {-0.7f, -0.68f, 1},      // log1p's halving switches at e = 1/2
-                    {0.68f, 0.7f, 1},
-                    {1.0f, 20.0f, 29},       // x + a shrinking tail
+            return {{-104.0f, -87.0f, 3},                      // subnormal results
+                    {-1.0f, -tiny, 29},                        // around 0: ln2 +- x/2
+                    {tiny, 1.0f, 29},     {0.34f, 0.36f, 1},   // exp's k switches at ln2/2
+                    {-0.36f, -0.34f, 1},  {-0.7f, -0.68f, 1},  // log1p's halving switches at e = 1/2
+                    {0.68f, 0.7f, 1},     {1.0f, 20.0f, 29},   // x + a shrinking tail
                     {-20.0f, -1.0f, 29}};
-        case f_sqrt:
-            return {{0x1p-149f, 0x1p-120f, 97}, {1.0f, 4.0f, 11}};
-        default:
-            return {};
+        case f_sqrt: return {{0x1p-149f, 0x1p-120f, 97}, {1.0f, 4.0f, 11}};
+        default: return {};
     }
 }
 
@@ -350,31 +358,30 @@ std::vector<double_range> double_regions(fn which) {
     constexpr std::uint32_t n = 300000;
     switch (which) {
         case f_exp:
-            return {{-745.2, -708.3, n}, {708.0, 709.79, n}, {709.78, 709.8, n / 4},
+            return {{-745.2, -708.3, n}, {708.0, 709.79, n},   {709.78, 709.8, n / 4},
                     {-1.0, 1.0, n},      {-1e-8, 1e-8, n / 4}, {-50.0, 50.0, n}};
         case f_expm1:
-            return {{-0.35, 0.35, n},  {-1e-6, 1e-6, n / 4}, {-3.0, -0.3, n},
-                    {0.3, 3.0, n},     {-40.0, -30.0, n / 4}, {35.0, 40.0, n / 4},
-                    {700.0, 709.8, n / 4}};
+            return {{-0.35, 0.35, n},      {-1e-6, 1e-6, n / 4}, {-3.0, -0.3, n},      {0.3, 3.0, n},
+                    {-40.0, -30.0, n / 4}, {35.0, 40.0, n / 4},  {700.0, 709.8, n / 4}};
         case f_log:
-            return {{0.5, 2.0, n},     {0.999, 1.001, n}, {1e-310, 2.2250738585072014e-308, n},
-                    {0.70710, 0.70712, n / 4}, {1.41420, 1.41422, n / 4}, {1e300, 1.7e308, n / 4}};
+            return {{0.5, 2.0, n},
+                    {0.999, 1.001, n},
+                    {1e-310, 2.2250738585072014e-308, n},
+                    {0.70710, 0.70712, n / 4},
+                    {1.41420, 1.41422, n / 4},
+                    {1e300, 1.7e308, n / 4}};
         case f_log1p:
-            return {{-1.0, -0.9, n},        {-1.0, -0.999999, n / 4}, {-0.3, 0.42, n},
-                    {-1e-6, 1e-6, n / 4},   {0.41, 0.42, n / 4},      {-0.3, -0.29, n / 4},
-                    {0.42, 10.0, n},        {1e15, 1e17, n / 4}};
+            return {{-1.0, -0.9, n},     {-1.0, -0.999999, n / 4}, {-0.3, 0.42, n}, {-1e-6, 1e-6, n / 4},
+                    {0.41, 0.42, n / 4}, {-0.3, -0.29, n / 4},     {0.42, 10.0, n}, {1e15, 1e17, n / 4}};
         case f_tanh:
-            return {{-0.7, 0.7, n},      {0.6, 0.65, n / 4}, {-0.65, -0.6, n / 4},
-                    {0.625, 20.0, n},    {-20.0, -0.625, n}, {-1e-8, 1e-8, n / 4}};
-        case f_sigmoid:
-            return {{-745.2, -708.3, n}, {-40.0, 40.0, n}, {-1.0, 1.0, n / 2}, {30.0, 40.0, n / 4}};
+            return {{-0.7, 0.7, n},   {0.6, 0.65, n / 4}, {-0.65, -0.6, n / 4},
+                    {0.625, 20.0, n}, {-20.0, -0.625, n}, {-1e-8, 1e-8, n / 4}};
+        case f_sigmoid: return {{-745.2, -708.3, n}, {-40.0, 40.0, n}, {-1.0, 1.0, n / 2}, {30.0, 40.0, n / 4}};
         case f_softplus:
             return {{-745.2, -708.3, n}, {-40.0, 40.0, n}, {-1.0, 1.0, n / 2}, {-1e-8, 1e-8, n / 4},
                     {30.0, 40.0, n / 4}, {-1.4, -1.25, n}, {-2.1, -1.9, n / 2}};  // the largest errors
-        case f_sqrt:
-            return {{0.0, 1e-300, n / 4}, {1.0, 4.0, n / 4}};
-        default:
-            return {};
+        case f_sqrt: return {{0.0, 1e-300, n / 4}, {1.0, 4.0, n / 4}};
+        default: return {};
     }
 }
 
@@ -404,9 +411,8 @@ TEST_CASE("math: float accuracy against long double, all of float's range", "[ma
     std::printf("float accuracy (1 in %u bit patterns + critical regions):\n", stride);
     for (int i = 0; i < fn_count; ++i) {
         const fn which = static_cast<fn>(i);
-        check_accuracy<float>("float", which, [&](const function<float>& f) {
-            return sweep_float(f, float_regions(which), stride);
-        });
+        check_accuracy<float>("float", which,
+                              [&](const function<float>& f) { return sweep_float(f, float_regions(which), stride); });
     }
 }
 
@@ -444,8 +450,8 @@ TEST_CASE("math: the ulp measure itself", "[math]") {
     // NaN needs NaN.
     CHECK(ulp_error<float>(std::numeric_limits<float>::quiet_NaN(), 1.0L) > 1e300);
     CHECK(ulp_error<float>(1.0f, std::numeric_limits<long double>::quiet_NaN()) > 1e300);
-    CHECK(ulp_error<float>(std::numeric_limits<float>::quiet_NaN(),
-                           std::numeric_limits<long double>::quiet_NaN()) == 0.0);
+    CHECK(ulp_error<float>(std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<long double>::quiet_NaN()) ==
+          0.0);
     // A 3-ulp error is caught by the accuracy check's bound.
     const float three_up = std::nextafter(std::nextafter(one_up, 2.0f), 2.0f);
     CHECK(ulp_error<float>(std::nextafter(three_up, 2.0f), 1.0L) > max_allowed_ulp);
@@ -647,7 +653,8 @@ TEMPLATE_TEST_CASE("math: identities", "[math]", float, double) {
 
 // Everything but sqrt evaluates at compile time.
 static_assert(sy::exp(0.0f) == 1.0f && sy::exp(0.0) == 1.0);
-static_assert(sy::exp(-200.0f) == 0.0f && sy::exp(700.0) > 1e304);  // (GCC rejects overflow to inf in constant evaluation)
+static_assert(sy::exp(-200.0f) == 0.0f &&
+              sy::exp(700.0) > 1e304);  // (GCC rejects overflow to inf in constant evaluation)
 static_assert(sy::expm1(0.0f) == 0.0f && sy::expm1(-100.0) == -1.0);
 static_assert(sy::log(1.0f) == 0.0f && sy::log(1.0) == 0.0);
 static_assert(sy::log1p(0.0f) == 0.0f && sy::log1p(-1.0) < -1e308);
@@ -681,10 +688,9 @@ TEMPLATE_TEST_CASE("math: runtime calls, each function", "[math]", float, double
     // Compile-time values match run-time values (to an ulp: run-time code
     // may be FMA-contracted, constant evaluation is not).
     constexpr T cx = T(0.75);
-    constexpr T c[] = {sy::exp(cx), sy::expm1(cx), sy::log(cx), sy::log1p(cx), sy::tanh(cx),
-                       sy::sigmoid(cx), sy::softplus(cx)};
-    const T r[] = {sy::exp(x), sy::expm1(x), sy::log(x), sy::log1p(x), sy::tanh(x), sy::sigmoid(x),
-                   sy::softplus(x)};
+    constexpr T c[] = {sy::exp(cx),  sy::expm1(cx),   sy::log(cx),     sy::log1p(cx),
+                       sy::tanh(cx), sy::sigmoid(cx), sy::softplus(cx)};
+    const T r[] = {sy::exp(x), sy::expm1(x), sy::log(x), sy::log1p(x), sy::tanh(x), sy::sigmoid(x), sy::softplus(x)};
     for (int i = 0; i < 7; ++i) {
         INFO("function " << i);
         CHECK(ulp_error<T>(r[i], c[i]) <= 1.0);
@@ -696,7 +702,8 @@ TEMPLATE_TEST_CASE("math: runtime calls, each function", "[math]", float, double
 // CUDA device code, where tests/cuda/test_cuda.cu checks it for every f16
 // and bf16 input).
 TEST_CASE("math: softplus_to is softplus on the host", "[math]") {
-    for (float const x : {-1e30f, -104.0f, -20.0f, -1.5f, -0.0f, 0.0f, 1e-30f, 0.75f, 19.0f, 1e30f, INFINITY, -INFINITY}) {
+    for (float const x :
+         {-1e30f, -104.0f, -20.0f, -1.5f, -0.0f, 0.0f, 1e-30f, 0.75f, 19.0f, 1e30f, INFINITY, -INFINITY}) {
         CHECK(std::bit_cast<std::uint32_t>(switchyard::softplus_to<switchyard::half>(x)) ==
               std::bit_cast<std::uint32_t>(switchyard::softplus(x)));
         CHECK(std::bit_cast<std::uint32_t>(switchyard::softplus_to<switchyard::bfloat16>(x)) ==

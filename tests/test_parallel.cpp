@@ -148,7 +148,8 @@ TEMPLATE_TEST_CASE("parallel_for: every index exactly once over ranges, grains a
                 for (std::int64_t begin : {std::int64_t{0}, std::int64_t{-17}, std::int64_t{1} << 40}) {
                     INFO("threads " << threads << " n " << n << " grain " << grain << " begin " << begin);
                     coverage cov(begin, begin + n);
-                    pool.parallel_for(begin, begin + n, grain, [&](std::int64_t b, std::int64_t e) { cov.visit(b, e); });
+                    pool.parallel_for(begin, begin + n, grain,
+                                      [&](std::int64_t b, std::int64_t e) { cov.visit(b, e); });
                     REQUIRE(cov.exactly_once());
                 }
             }
@@ -211,8 +212,7 @@ TEMPLATE_TEST_CASE("parallel_for: the first exception is rethrown with its type"
         // Other exception types pass through unchanged.
         CHECK_THROWS_AS(pool.parallel_for(0, 100, 1, [](std::int64_t, std::int64_t) { throw 42; }), int);
         CHECK_THROWS_WITH(
-            pool.parallel_for(0, 100, 1, [](std::int64_t, std::int64_t) { throw std::logic_error("logic"); }),
-            "logic");
+            pool.parallel_for(0, 100, 1, [](std::int64_t, std::int64_t) { throw std::logic_error("logic"); }), "logic");
         // The pool still works, in parallel.
         coverage cov(0, 5000);
         pool.parallel_for(0, 5000, 1, [&](std::int64_t b, std::int64_t e) { cov.visit(b, e); });
@@ -305,8 +305,7 @@ TEMPLATE_TEST_CASE("parallel_for: nested calls run inline and are correct", "[pa
 
 // -------------------------------------------------------------- volume ----
 
-TEMPLATE_TEST_CASE("parallel_for: 100000 back-to-back small jobs", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+TEMPLATE_TEST_CASE("parallel_for: 100000 back-to-back small jobs", "[parallel]", broadcast_pool, work_stealing_pool) {
     TestType pool(2);
     std::int64_t total = 0;
     std::atomic<std::int64_t> sum{0};
@@ -361,7 +360,8 @@ TEMPLATE_TEST_CASE("thread_pool: construction and destruction", "[parallel]", br
         TestType pool(1 + i % 4);
         if (i % 2 == 0) {
             std::atomic<int> calls{0};
-            pool.parallel_for(0, 8, 1, [&](std::int64_t b, std::int64_t e) { calls.fetch_add(static_cast<int>(e - b)); });
+            pool.parallel_for(0, 8, 1,
+                              [&](std::int64_t b, std::int64_t e) { calls.fetch_add(static_cast<int>(e - b)); });
             CHECK(calls.load() == 8);
         }
     }
@@ -438,14 +438,14 @@ TEST_CASE("plan_chunks: the grain model", "[parallel]") {
     CHECK(plan_chunks(100, {1000, 0}, 4, s::uniform).threads == 1);
     CHECK(plan_chunks(2, {1, 0}, 2, s::uniform).threads == 2);
     // Automatic: small work runs inline, large work uses every thread.
-    CHECK(plan_chunks(1000, {0, 1.0}, 8, s::adaptive).threads == 1);       // 1 us
-    CHECK(plan_chunks(9000, {0, 1.0}, 8, s::adaptive).threads == 1);       // 9 us
-    CHECK(plan_chunks(10000, {0, 1.0}, 8, s::adaptive).threads == 2);      // 10 us
-    CHECK(plan_chunks(1 << 20, {0, 1.0}, 8, s::adaptive).threads == 8);    // 1 ms
-    CHECK(plan_chunks(100, {0, 1e6}, 8, s::adaptive).threads == 8);        // 100 ms, 100 elements
-    CHECK(plan_chunks(100, {0, 1e6}, 8, s::adaptive).grain == 2);          // ~8 chunks per thread
-    CHECK(plan_chunks(7, {0, 1e9}, 8, s::adaptive).threads == 7);          // never more threads than elements
-    CHECK(plan_chunks(1 << 20, {0, 1.0}, 8, s::adaptive).grain >= 2000);   // chunks of >= 2 us
+    CHECK(plan_chunks(1000, {0, 1.0}, 8, s::adaptive).threads == 1);      // 1 us
+    CHECK(plan_chunks(9000, {0, 1.0}, 8, s::adaptive).threads == 1);      // 9 us
+    CHECK(plan_chunks(10000, {0, 1.0}, 8, s::adaptive).threads == 2);     // 10 us
+    CHECK(plan_chunks(1 << 20, {0, 1.0}, 8, s::adaptive).threads == 8);   // 1 ms
+    CHECK(plan_chunks(100, {0, 1e6}, 8, s::adaptive).threads == 8);       // 100 ms, 100 elements
+    CHECK(plan_chunks(100, {0, 1e6}, 8, s::adaptive).grain == 2);         // ~8 chunks per thread
+    CHECK(plan_chunks(7, {0, 1e9}, 8, s::adaptive).threads == 7);         // never more threads than elements
+    CHECK(plan_chunks(1 << 20, {0, 1.0}, 8, s::adaptive).grain >= 2000);  // chunks of >= 2 us
     CHECK(plan_chunks(1 << 20, {0, 1.0}, 8, s::uniform).grain == (1 << 20) / 8);
     // Unknown cost (0, negative, NaN) assumes 100 ns per element.
     for (double unknown : {0.0, -5.0, std::nan("")}) {
@@ -580,8 +580,8 @@ TEST_CASE("threads_from_environment: reads SWITCHYARD_NUM_THREADS", "[parallel]"
     ::setenv("SWITCHYARD_NUM_THREADS", "", 1);
     CHECK(threads_from_environment() == hardware_threads());
     ::setenv("SWITCHYARD_NUM_THREADS", "three", 1);
-    CHECK_THROWS_WITH(threads_from_environment(), Catch::Contains("SWITCHYARD_NUM_THREADS") &&
-                                                      Catch::Contains("\"three\""));
+    CHECK_THROWS_WITH(threads_from_environment(),
+                      Catch::Contains("SWITCHYARD_NUM_THREADS") && Catch::Contains("\"three\""));
     ::unsetenv("SWITCHYARD_NUM_THREADS");
     CHECK(threads_from_environment() == hardware_threads());
     if (saved) ::setenv("SWITCHYARD_NUM_THREADS", original.c_str(), 1);

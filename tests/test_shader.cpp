@@ -74,13 +74,15 @@ TEST_CASE("kernel_types: plain types on CPU and CUDA, shader values on shader de
 }
 
 template <typename A, typename B>
-concept multipliable = requires(A a, B b) { a * b; };
+concept multipliable = requires(A a, B b) {
+    a* b;
+};
 
 TEST_CASE("shader values: integer arithmetic follows WGSL, and never drops a fraction", "[shader]") {
     using sy::shader::value;
     STATIC_REQUIRE(multipliable<value<std::int32_t>, int>);
     STATIC_REQUIRE_FALSE(multipliable<value<std::int32_t>, double>);  // would multiply by 1 for 1.5
-    STATIC_REQUIRE(multipliable<value<float>, double>);                // rounded to float, like a literal
+    STATIC_REQUIRE(multipliable<value<float>, double>);               // rounded to float, like a literal
     CHECK((value<std::int32_t>(7) / 0).host() == 7);
     CHECK((value<std::int32_t>(7) % 0).host() == 0);
     CHECK((value<std::int32_t>(INT32_MIN) / -1).host() == INT32_MIN);
@@ -149,7 +151,7 @@ TEST_CASE("shader tracing: contiguous kernels run 4 indices per invocation as ve
     INFO(vec.text);
     CHECK(vec.text.find("array<vec4<f32>>") != std::string::npos);
     CHECK(vec.text.find("array<f32>") == std::string::npos);
-    CHECK(vec.text.find(": vec4<bool> = ") != std::string::npos);          // comparisons per component
+    CHECK(vec.text.find(": vec4<bool> = ") != std::string::npos);              // comparisons per component
     CHECK(vec.text.find("vec4<f32>(bitcast<f32>(u.w[") != std::string::npos);  // uniforms splatted
     // The scalar helpers are called once per component.
     CHECK(vec.text.find("sy_softplus(v2.x), sy_softplus(v2.y), sy_softplus(v2.z), sy_softplus(v2.w)") !=
@@ -180,9 +182,9 @@ TEST_CASE("shader tracing: strided f16 views walk sizes and strides from uniform
     std::string const wgsl = sy::shader::emit_wgsl(t).text;
     CHECK(wgsl.find("enable f16;") != std::string::npos);
     CHECK(wgsl.find("array<f16>") != std::string::npos);
-    CHECK(wgsl.find(" % ") != std::string::npos);  // the index walk
-    CHECK(wgsl.find("sy_sigmoid(v") != std::string::npos);  // computed in f32
-    CHECK(wgsl.find(": f16 = f16(v") != std::string::npos);    // stored as f16
+    CHECK(wgsl.find(" % ") != std::string::npos);            // the index walk
+    CHECK(wgsl.find("sy_sigmoid(v") != std::string::npos);   // computed in f32
+    CHECK(wgsl.find(": f16 = f16(v") != std::string::npos);  // stored as f16
     CHECK(t.bindings()[0].bytes == 15 * 2);
     // Without shader-f16 the same kernel is refused, naming the feature.
     CHECK_THROWS_WITH(trace_of<webgpu_f16_strided>(
@@ -198,13 +200,13 @@ TEST_CASE("shader tensor views: coordinates are the index, host constants or dev
     sy::tensor_in<device_kind::webgpu, dtype::i32, 2, contiguity::strided> const ijk(ijk_ref);
     sy::tensor_out<device_kind::webgpu, dtype::i32, 1, contiguity::contiguous> const codes(codes_ref);
     using webgpu_i32 = sy::tag<device_kind::webgpu, dtype::i32, contiguity::strided>;
-    auto const t = trace_of<webgpu_i32>(
-        [=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i, 0) * 9 + ijk(i, 1) * 3 + ijk(i, 2); });
+    auto const t =
+        trace_of<webgpu_i32>([=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i, 0) * 9 + ijk(i, 1) * 3 + ijk(i, 2); });
     std::string const wgsl = sy::shader::emit_wgsl(t).text;
     INFO(wgsl);
-    CHECK(wgsl.find("b1[i] = ") != std::string::npos);  // codes(i): the index itself
+    CHECK(wgsl.find("b1[i] = ") != std::string::npos);     // codes(i): the index itself
     CHECK(wgsl.find("i * bitcast") == std::string::npos);  // ijk's row stride is 1: no multiply
-    CHECK_FALSE(sy::shader::vectorizable(t));                // ijk's columns are n apart
+    CHECK_FALSE(sy::shader::vectorizable(t));              // ijk's columns are n apart
     // The column stride (10) and the constant columns are uniform words.
     CHECK(std::count(t.uniforms().begin(), t.uniforms().end(), 10u) >= 1);
 

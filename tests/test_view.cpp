@@ -114,11 +114,24 @@ TEST_CASE("strided_ref validates and names the argument", "[view]") {
 
 TEST_CASE("fast_divider matches hardware division", "[view]") {
     std::mt19937_64 rng(7);
-    std::vector<std::int64_t> divisors = {1, 2, 3, 5, 7, 10, 64, 100, 641, 1000003, (1LL << 31) - 1, 1LL << 32,
-                                          (1LL << 32) + 1, (1LL << 62) + 1, std::numeric_limits<std::int64_t>::max()};
+    std::vector<std::int64_t> divisors = {1,
+                                          2,
+                                          3,
+                                          5,
+                                          7,
+                                          10,
+                                          64,
+                                          100,
+                                          641,
+                                          1000003,
+                                          (1LL << 31) - 1,
+                                          1LL << 32,
+                                          (1LL << 32) + 1,
+                                          (1LL << 62) + 1,
+                                          std::numeric_limits<std::int64_t>::max()};
     for (int k = 0; k < 200; ++k) divisors.push_back(static_cast<std::int64_t>(rng() >> (1 + rng() % 62)) + 1);
-    std::vector<std::int64_t> numerators = {0, 1, 2, 3, std::numeric_limits<std::int64_t>::max(),
-                                            std::numeric_limits<std::int64_t>::max() - 1};
+    std::vector<std::int64_t> numerators = {
+        0, 1, 2, 3, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max() - 1};
     std::size_t mismatches = 0;
     for (auto d : divisors) {
         fast_divider const f(d);
@@ -145,8 +158,8 @@ TEST_CASE("flat views match a naive reference for ranks 0-6 and all layouts", "[
         for (int trial = 0; trial < 60; ++trial) {
             auto const l = random_layout(rng, rank);
             INFO("rank " << rank << " trial " << trial);
-            auto const ref = strided_ref::make(storage.data() + l.base, dtype::f32, device_kind::cpu,
-                                               l.sizes.data(), l.strides.data(), rank, "x");
+            auto const ref = strided_ref::make(storage.data() + l.base, dtype::f32, device_kind::cpu, l.sizes.data(),
+                                               l.strides.data(), rank, "x");
             flat_out<device_kind::cpu, dtype::f32, contiguity::strided> const in(ref);
             REQUIRE(in.size() == l.numel());
             for (std::int64_t i = 0; i < l.numel(); ++i)
@@ -266,8 +279,8 @@ TEST_CASE("ranked views match a naive reference for ranks 0-6", "[view]") {
         constexpr int rank = decltype(rank_constant)::value;
         for (int trial = 0; trial < 40; ++trial) {
             auto const l = random_layout(rng, rank);
-            auto const ref = strided_ref::make(storage.data() + l.base, dtype::i32, device_kind::cpu,
-                                               l.sizes.data(), l.strides.data(), rank, "t");
+            auto const ref = strided_ref::make(storage.data() + l.base, dtype::i32, device_kind::cpu, l.sizes.data(),
+                                               l.strides.data(), rank, "t");
             tensor_out<device_kind::cpu, dtype::i32, rank, contiguity::strided> const t(ref);
             for (std::int64_t i = 0; i < l.numel(); ++i) {
                 std::int64_t idx[rank > 0 ? rank : 1] = {};
@@ -276,8 +289,8 @@ TEST_CASE("ranked views match a naive reference for ranks 0-6", "[view]") {
                     idx[d] = rest % l.sizes[d];
                     rest /= l.sizes[d];
                 }
-                auto const* got = [&]<std::size_t... D>(std::index_sequence<D...>) { return &t(idx[D]...); }(
-                    std::make_index_sequence<rank>{});
+                auto const* got = [&]<std::size_t... D>(std::index_sequence<D...>) { return &t(idx[D]...); }
+                (std::make_index_sequence<rank>{});
                 REQUIRE(got - storage.data() == l.base + reference_offset(l.sizes, l.strides, i));
             }
             CHECK(t.size(0 % (rank > 0 ? rank : 1)) == (rank > 0 ? l.sizes[0] : 0));
@@ -290,8 +303,8 @@ TEST_CASE("ranked views match a naive reference for ranks 0-6", "[view]") {
             strides[d] = s;
             s *= 3;
         }
-        auto const c = strided_ref::make(storage.data(), dtype::i32, device_kind::cpu, sizes.data(), strides.data(),
-                                         rank, "c");
+        auto const c =
+            strided_ref::make(storage.data(), dtype::i32, device_kind::cpu, sizes.data(), strides.data(), rank, "c");
         tensor_out<device_kind::cpu, dtype::i32, rank, contiguity::contiguous> const o(c);
         for (std::int64_t i = 0; i < s; ++i) {
             std::int64_t idx[rank > 0 ? rank : 1] = {};
@@ -300,8 +313,8 @@ TEST_CASE("ranked views match a naive reference for ranks 0-6", "[view]") {
                 idx[d] = rest % 3;
                 rest /= 3;
             }
-            auto* got = [&]<std::size_t... D>(std::index_sequence<D...>) { return &o(idx[D]...); }(
-                std::make_index_sequence<rank>{});
+            auto* got = [&]<std::size_t... D>(std::index_sequence<D...>) { return &o(idx[D]...); }
+            (std::make_index_sequence<rank>{});
             REQUIRE(got - storage.data() == i);
         }
     };

@@ -17,8 +17,8 @@ namespace sy = switchyard;
 
 struct relu_op {
     template <typename Tag>
-        requires sy::with_type<Tag, at::DeviceType> && sy::with_type<Tag, at::ScalarType> &&
-                 sy::with_type<Tag, sy::contiguity>
+    requires sy::with_type<Tag, at::DeviceType> && sy::with_type<Tag, at::ScalarType> &&
+        sy::with_type<Tag, sy::contiguity>
     static void op(Tag tag, sy::op_args const& args) {
         constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
         constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});

@@ -19,8 +19,7 @@ C softplus(C x, C beta, C threshold) {
 
 struct softplus_op {
     template <typename Tag>
-        requires sy::with_type<Tag, sy::device_kind> && sy::with_type<Tag, sy::dtype> &&
-                 sy::with_type<Tag, sy::contiguity>
+    requires sy::with_type<Tag, sy::device_kind> && sy::with_type<Tag, sy::dtype> && sy::with_type<Tag, sy::contiguity>
     static void op(Tag tag, sy::strided_ref const& x, sy::strided_ref const& y, double beta, double threshold) {
         constexpr auto device = sy::tag_get<sy::device_kind>(Tag{});
         constexpr auto dt = sy::tag_get<sy::dtype>(Tag{});

@@ -22,14 +22,14 @@ int main() {
 
     softplus(xt, yr);  // transposed input, row-major output: the strided path
     std::printf("softplus(x.T), f32:\n");
-    for (int r = 0; r < 4; ++r)
-        std::printf("  %8.5f %8.5f %8.5f\n", y[r * 3], y[r * 3 + 1], y[r * 3 + 2]);
+    for (int r = 0; r < 4; ++r) std::printf("  %8.5f %8.5f %8.5f\n", y[r * 3], y[r * 3 + 1], y[r * 3 + 2]);
 
     std::vector<sy::bfloat16> xb(12), yb(12);
     for (int i = 0; i < 12; ++i) xb[i] = sy::bfloat16(x[i]);
     softplus(sy::strided_ref::contiguous(xb.data(), sy::dtype::bf16, sy::device_kind::cpu, {12}, "xb"),
              sy::strided_ref::contiguous(yb.data(), sy::dtype::bf16, sy::device_kind::cpu, {12}, "yb"), 2.0, 5.0);
-    std::printf("softplus(x, beta=2, threshold=5), bf16: %g ... %g\n", static_cast<float>(yb[0]), static_cast<float>(yb[11]));
+    std::printf("softplus(x, beta=2, threshold=5), bf16: %g ... %g\n", static_cast<float>(yb[0]),
+                static_cast<float>(yb[11]));
 
     // A dtype the table does not cover: a clear error, not a crash.
     std::vector<std::int32_t> xi(12), yi(12);

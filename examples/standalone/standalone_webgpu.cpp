@@ -17,9 +17,9 @@ int main() {
     std::int64_t const n = 1000;
     std::vector<float> x(n), on_cpu(n), on_gpu(n);
     for (std::int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.02f - 10.0f;
-    softplus_example::softplus(sy::strided_ref::contiguous(x.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "x"),
-                               sy::strided_ref::contiguous(on_cpu.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "y"),
-                               2.0);
+    softplus_example::softplus(
+        sy::strided_ref::contiguous(x.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "x"),
+        sy::strided_ref::contiguous(on_cpu.data(), sy::dtype::f32, sy::device_kind::cpu, {n}, "y"), 2.0);
 
     sy::webgpu_device& gpu = sy::current_webgpu_device();
     void* xb = gpu.alloc(n * sizeof(float));

@@ -20,8 +20,7 @@ namespace switchyard_examples {
 
 // Out of place, any covered dtype pair.
 template <typename Tag>
-    requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> &&
-             sy::with_type<Tag, sy::contiguity>
+requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> && sy::with_type<Tag, sy::contiguity>
 void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
     constexpr auto in_t = sy::tag_get<at::ScalarType>(Tag{});
@@ -42,8 +41,8 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
 
 // In place: the result goes to a.
 template <typename Tag>
-    requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> &&
-             sy::with_type<Tag, sy::contiguity> && sy::with_value<Tag, sy::placement::in_place>
+requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> && sy::with_type<Tag, sy::contiguity> &&
+    sy::with_value<Tag, sy::placement::in_place>
 void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
     constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});

@@ -21,8 +21,7 @@ namespace switchyard_examples {
 struct scale_cast_op {
     // Any covered point: y = alpha * x, converting in the compute type.
     template <typename Tag>
-        requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> &&
-                 sy::with_type<Tag, sy::contiguity>
+    requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> && sy::with_type<Tag, sy::contiguity>
     static void op(Tag tag, sy::op_args const& args, double alpha) {
         constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
         constexpr auto in_t = sy::tag_get<at::ScalarType>(Tag{});
@@ -42,8 +41,8 @@ struct scale_cast_op {
 
     // More specific: in place, so input and output are one array.
     template <typename Tag>
-        requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> &&
-                 sy::with_type<Tag, sy::contiguity> && sy::with_value<Tag, sy::placement::in_place>
+    requires sy::with_type<Tag, at::ScalarType> && sy::with_type<Tag, out_stype> &&
+        sy::with_type<Tag, sy::contiguity> && sy::with_value<Tag, sy::placement::in_place>
     static void op(Tag tag, sy::op_args const& args, double alpha) {
         constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
         constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});
@@ -66,11 +65,10 @@ struct scale_cast_op {
     template <at::ScalarType S>
     using in_place_for = sy::axes<sy::torch_build_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
                                   sy::full_contiguity_axis, sy::axis<sy::placement::in_place>>;
-    using subspaces = sy::coverage<
-        in_place_for<at::kHalf>, in_place_for<at::kBFloat16>, in_place_for<at::kFloat>,
-        in_place_for<at::kDouble>,
-        sy::axes<sy::torch_build_device_axis, float_types, out_float_types, sy::full_contiguity_axis,
-                 sy::axis<sy::placement::out_of_place>>>;
+    using subspaces = sy::coverage<in_place_for<at::kHalf>, in_place_for<at::kBFloat16>, in_place_for<at::kFloat>,
+                                   in_place_for<at::kDouble>,
+                                   sy::axes<sy::torch_build_device_axis, float_types, out_float_types,
+                                            sy::full_contiguity_axis, sy::axis<sy::placement::out_of_place>>>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&, double)>;
 };
 
@@ -85,9 +83,8 @@ at::Tensor scale_cast(at::Tensor const& x, double alpha, std::optional<at::Scala
     at::Tensor out = at::empty(x.sizes(), x.options().dtype(dtype.value_or(x.scalar_type())));
     sy::op_args const args("scale_cast", {{"x", x}, {"out", out}});
     args.same_shape().no_overlap();
-    scale_cast_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(),
-                                               out_stype(out.scalar_type()), args.combined_contiguity(),
-                                               sy::placement::out_of_place})(args, alpha);
+    scale_cast_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(out.scalar_type()),
+                                               args.combined_contiguity(), sy::placement::out_of_place})(args, alpha);
     return out;
 }
 

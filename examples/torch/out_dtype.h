@@ -17,6 +17,6 @@ struct switchyard::type_label<out_stype> : switchyard::named<at::ScalarType> {
 };
 
 namespace switchyard_examples {
-using out_float_stype_axis = switchyard::axis<out_stype(at::kHalf), out_stype(at::kBFloat16),
-                                              out_stype(at::kFloat), out_stype(at::kDouble)>;
+using out_float_stype_axis =
+    switchyard::axis<out_stype(at::kHalf), out_stype(at::kBFloat16), out_stype(at::kFloat), out_stype(at::kDouble)>;
 }

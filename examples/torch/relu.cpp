@@ -28,9 +28,7 @@ template <typename T>
 C10_HOST_DEVICE T relu_scalar(T x) {
     return !(x <= T(0)) ? x : T(0);
 }
-C10_HOST_DEVICE c10::Half relu_scalar(c10::Half x) {
-    return !(static_cast<float>(x) <= 0.0f) ? x : c10::Half(0.0f);
-}
+C10_HOST_DEVICE c10::Half relu_scalar(c10::Half x) { return !(static_cast<float>(x) <= 0.0f) ? x : c10::Half(0.0f); }
 C10_HOST_DEVICE c10::BFloat16 relu_scalar(c10::BFloat16 x) {
     return !(static_cast<float>(x) <= 0.0f) ? x : c10::BFloat16(0.0f);
 }
@@ -75,7 +73,7 @@ void relu_any(at::Tensor const& x, at::Tensor& out) {
 at::Tensor relu(at::Tensor const& input) {
     if (!input.device().is_cpu() && !input.device().is_cuda())
         throw std::runtime_error("relu: argument 'x' is on " + input.device().str() +
-                                    "; this baseline only has CPU and CUDA kernels");
+                                 "; this baseline only has CPU and CUDA kernels");
     at::Tensor const x = input.contiguous();
     at::Tensor out = at::empty_like(x);
     switch (x.scalar_type()) {
@@ -85,7 +83,7 @@ at::Tensor relu(at::Tensor const& input) {
         case at::kBFloat16: relu_any<c10::BFloat16>(x, out); break;
         default:
             throw std::runtime_error(std::string("relu: argument 'x' has dtype ") + c10::toString(x.scalar_type()) +
-                                        "; relu supports Half, BFloat16, Float and Double");
+                                     "; relu supports Half, BFloat16, Float and Double");
     }
     return out;
 }

@@ -16,8 +16,8 @@ namespace switchyard_examples {
 
 struct softplus_op {
     template <typename Tag>
-        requires sy::with_type<Tag, at::DeviceType> && sy::with_type<Tag, at::ScalarType> &&
-                 sy::with_type<Tag, sy::contiguity>
+    requires sy::with_type<Tag, at::DeviceType> && sy::with_type<Tag, at::ScalarType> &&
+        sy::with_type<Tag, sy::contiguity>
     static void op(Tag tag, sy::op_args const& args, double beta, double threshold) {
         constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
         constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});
@@ -42,8 +42,8 @@ struct softplus_op {
 
 struct softplus_backward_op {
     template <typename Tag>
-        requires sy::with_type<Tag, at::DeviceType> && sy::with_type<Tag, at::ScalarType> &&
-                 sy::with_type<Tag, sy::contiguity>
+    requires sy::with_type<Tag, at::DeviceType> && sy::with_type<Tag, at::ScalarType> &&
+        sy::with_type<Tag, sy::contiguity>
     static void op(Tag tag, sy::op_args const& args, double beta, double threshold) {
         constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
         constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});

@@ -57,8 +57,7 @@ namespace switchyard {
 namespace detail {
 
 inline void check_count(std::int64_t count) {
-    if (count < 0)
-        throw std::invalid_argument("for_each: count is " + std::to_string(count) + "; it must be >= 0");
+    if (count < 0) throw std::invalid_argument("for_each: count is " + std::to_string(count) + "; it must be >= 0");
 }
 
 }  // namespace detail

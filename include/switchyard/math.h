@@ -136,34 +136,34 @@ namespace switchyard {
 namespace detail {
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr std::uint32_t to_bits(float x) noexcept {
-  return bit_cast<std::uint32_t>(x);
+    return bit_cast<std::uint32_t>(x);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr std::uint64_t to_bits(double x) noexcept {
-  return bit_cast<std::uint64_t>(x);
+    return bit_cast<std::uint64_t>(x);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float f32_from_bits(std::uint32_t b) noexcept {
-  return bit_cast<float>(b);
+    return bit_cast<float>(b);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double f64_from_bits(std::uint64_t b) noexcept {
-  return bit_cast<double>(b);
+    return bit_cast<double>(b);
 }
 
 // Horner's scheme: c0 + x (c1 + x (c2 + ...)).
 template <class T>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr T horner(T, T c) noexcept {
-  return c;
+    return c;
 }
 template <class T, class... C>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr T horner(T x, T c0, C... c) noexcept {
-  return c0 + x * horner(x, c...);
+    return c0 + x * horner(x, c...);
 }
 
 // x with the sign bit of s.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float with_sign_of(float x, float s) noexcept {
-  return f32_from_bits((to_bits(x) & 0x7FFFFFFFu) | (to_bits(s) & 0x80000000u));
+    return f32_from_bits((to_bits(x) & 0x7FFFFFFFu) | (to_bits(s) & 0x80000000u));
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double with_sign_of(double x, double s) noexcept {
-  return f64_from_bits((to_bits(x) & 0x7FFFFFFFFFFFFFFFull) | (to_bits(s) & 0x8000000000000000ull));
+    return f64_from_bits((to_bits(x) & 0x7FFFFFFFFFFFFFFFull) | (to_bits(s) & 0x8000000000000000ull));
 }
 
 // cond ? a : b as a bitwise blend of two values that are both computed.
@@ -173,12 +173,12 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double with_sign_of(double x,
 // operations back out, so the loop no longer vectorizes. Masks keep the code
 // straight-line for every compiler; they become blends or and/andnot/or.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float blend(bool cond, float a, float b) noexcept {
-  const std::uint32_t m = std::uint32_t{0} - static_cast<std::uint32_t>(cond);
-  return f32_from_bits((to_bits(a) & m) | (to_bits(b) & ~m));
+    const std::uint32_t m = std::uint32_t{0} - static_cast<std::uint32_t>(cond);
+    return f32_from_bits((to_bits(a) & m) | (to_bits(b) & ~m));
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double blend(bool cond, double a, double b) noexcept {
-  const std::uint64_t m = std::uint64_t{0} - static_cast<std::uint64_t>(cond);
-  return f64_from_bits((to_bits(a) & m) | (to_bits(b) & ~m));
+    const std::uint64_t m = std::uint64_t{0} - static_cast<std::uint64_t>(cond);
+    return f64_from_bits((to_bits(a) & m) | (to_bits(b) & ~m));
 }
 
 inline constexpr float f32_inf = bit_cast<float>(std::uint32_t{0x7F800000u});
@@ -199,51 +199,50 @@ inline constexpr double f64_ln2_lo = 0x1.a39ef35793c76p-33;
 // a two's complement integer. Valid while |k| < 2^9 (float) / 2^21 (double),
 // which the callers' clamping guarantees.
 struct f32_reduced {
-  float r, rc;
-  std::uint32_t k;
+    float r, rc;
+    std::uint32_t k;
 };
 struct f64_reduced {
-  double r, rc;
-  std::uint64_t k;
+    double r, rc;
+    std::uint64_t k;
 };
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f32_reduced reduce_ln2(float x) noexcept {
-  // Adding 1.5 * 2^23 rounds x / ln2 to an integer k, held in the low
-  // mantissa bits of t; subtracting it again gives k as a float.
-  constexpr float shifter = 0x1.8p23f;
-  const float t = x * 0x1.715476p+0f + shifter;
-  const float kf = t - shifter;
-  const float hi = x - kf * f32_ln2_hi;  // exact
-  const float lo = kf * f32_ln2_lo;
-  const float r = hi - lo;
-  const float rc = (hi - r) - lo;
-  return {r, rc, to_bits(t) - to_bits(shifter)};
+    // Adding 1.5 * 2^23 rounds x / ln2 to an integer k, held in the low
+    // mantissa bits of t; subtracting it again gives k as a float.
+    constexpr float shifter = 0x1.8p23f;
+    const float t = x * 0x1.715476p+0f + shifter;
+    const float kf = t - shifter;
+    const float hi = x - kf * f32_ln2_hi;  // exact
+    const float lo = kf * f32_ln2_lo;
+    const float r = hi - lo;
+    const float rc = (hi - r) - lo;
+    return {r, rc, to_bits(t) - to_bits(shifter)};
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f64_reduced reduce_ln2(double x) noexcept {
-  constexpr double shifter = 0x1.8p52;
-  const double t = x * 0x1.71547652b82fep+0 + shifter;
-  const double kf = t - shifter;
-  const double hi = x - kf * f64_ln2_hi;  // exact
-  const double lo = kf * f64_ln2_lo;
-  const double r = hi - lo;
-  const double rc = (hi - r) - lo;
-  return {r, rc, to_bits(t) - to_bits(shifter)};
+    constexpr double shifter = 0x1.8p52;
+    const double t = x * 0x1.71547652b82fep+0 + shifter;
+    const double kf = t - shifter;
+    const double hi = x - kf * f64_ln2_hi;  // exact
+    const double lo = kf * f64_ln2_lo;
+    const double r = hi - lo;
+    const double rc = (hi - r) - lo;
+    return {r, rc, to_bits(t) - to_bits(shifter)};
 }
 
 // expm1(r + rc) - r, for |r| <= ln2/2: rc + r^2 P(r).
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float expm1_tail(float r, float rc) noexcept {
-  return rc + (r * r) * horner(r, 0x1p-1f, 0x1.555556p-3f, 0x1.55555ep-5f, 0x1.110ff8p-7f,
-                               0x1.6cc6ecp-10f, 0x1.a25c12p-13f);
+    return rc + (r * r) * horner(r, 0x1p-1f, 0x1.555556p-3f, 0x1.55555ep-5f, 0x1.110ff8p-7f, 0x1.6cc6ecp-10f,
+                                 0x1.a25c12p-13f);
 }
 // P(r) = (expm1(r) - r)/r^2, double.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1_poly(double r) noexcept {
-  return horner(r, 0x1p-1, 0x1.5555555555559p-3, 0x1.555555555555ap-5, 0x1.111111110f6b2p-7,
-                0x1.6c16c16c14463p-10, 0x1.a01a01afe3845p-13, 0x1.a01a01b0b15c1p-16,
-                0x1.71ddf858367d1p-19, 0x1.27e4c5ad07859p-22, 0x1.af5eb6417c55bp-26,
-                0x1.1f955075a435ap-29);
+    return horner(r, 0x1p-1, 0x1.5555555555559p-3, 0x1.555555555555ap-5, 0x1.111111110f6b2p-7, 0x1.6c16c16c14463p-10,
+                  0x1.a01a01afe3845p-13, 0x1.a01a01b0b15c1p-16, 0x1.71ddf858367d1p-19, 0x1.27e4c5ad07859p-22,
+                  0x1.af5eb6417c55bp-26, 0x1.1f955075a435ap-29);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1_tail(double r, double rc) noexcept {
-  return rc + (r * r) * expm1_poly(r);
+    return rc + (r * r) * expm1_poly(r);
 }
 
 // exp(x) = hi + lo: hi is exp(x) (subnormals and overflow included) and lo
@@ -252,134 +251,131 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1_tail(double r, d
 // within about half an ulp and lo is its error; without it, 1 + expm1(r) is
 // rounded twice (within 0.85 ulp, 3 operations fewer) and lo is 0.
 struct f32_pair {
-  float hi, lo;
+    float hi, lo;
 };
 struct f64_pair {
-  double hi, lo;
+    double hi, lo;
 };
 template <bool Pair>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f32_pair exp_parts(float x) noexcept {
-  // Clamping keeps k in [-150, 128]; the clamped ends still round to 0 and
-  // overflow to inf. NaN passes through the comparisons and stays NaN.
-  float xc = detail::blend(x < -104.0f, -104.0f, x);
-  xc = detail::blend(xc > 89.0f, 89.0f, xc);
-  const f32_reduced red = reduce_ln2(xc);
-  float p = 1.0f + (red.r + expm1_tail(red.r, red.rc));
-  float p_lo = 0.0f;
-  if constexpr (Pair) {  // p = 1 + r + tail, rounded once
-    const float one_r = 1.0f + red.r;
-    const float t = ((1.0f - one_r) + red.r) + expm1_tail(red.r, red.rc);
-    p = one_r + t;
-    p_lo = (one_r - p) + t;
-  }
-  // 2^k = 2^k1 * 2^k2, both factors normal for every k in [-150, 128]; the
-  // first product is exact, so a subnormal result is rounded only once.
-  const std::uint32_t kk = red.k + 256u;  // k + 256 >= 0, so >> is a floor
-  const float s1 = f32_from_bits(((kk >> 1) - 1u) << 23);       // 2^floor(k/2)
-  const float s2 = f32_from_bits((kk - (kk >> 1) - 1u) << 23);  // 2^ceil(k/2)
-  return {(p * s1) * s2, (p_lo * s1) * s2};
+    // Clamping keeps k in [-150, 128]; the clamped ends still round to 0 and
+    // overflow to inf. NaN passes through the comparisons and stays NaN.
+    float xc = detail::blend(x < -104.0f, -104.0f, x);
+    xc = detail::blend(xc > 89.0f, 89.0f, xc);
+    const f32_reduced red = reduce_ln2(xc);
+    float p = 1.0f + (red.r + expm1_tail(red.r, red.rc));
+    float p_lo = 0.0f;
+    if constexpr (Pair) {  // p = 1 + r + tail, rounded once
+        const float one_r = 1.0f + red.r;
+        const float t = ((1.0f - one_r) + red.r) + expm1_tail(red.r, red.rc);
+        p = one_r + t;
+        p_lo = (one_r - p) + t;
+    }
+    // 2^k = 2^k1 * 2^k2, both factors normal for every k in [-150, 128]; the
+    // first product is exact, so a subnormal result is rounded only once.
+    const std::uint32_t kk = red.k + 256u;                        // k + 256 >= 0, so >> is a floor
+    const float s1 = f32_from_bits(((kk >> 1) - 1u) << 23);       // 2^floor(k/2)
+    const float s2 = f32_from_bits((kk - (kk >> 1) - 1u) << 23);  // 2^ceil(k/2)
+    return {(p * s1) * s2, (p_lo * s1) * s2};
 }
 template <bool Pair>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f64_pair exp_parts(double x) noexcept {
-  double xc = detail::blend(x < -746.0, -746.0, x);  // k in [-1076, 1024]
-  xc = detail::blend(xc > 710.0, 710.0, xc);
-  const f64_reduced red = reduce_ln2(xc);
-  double p = 1.0 + (red.r + expm1_tail(red.r, red.rc));
-  double p_lo = 0.0;
-  if constexpr (Pair) {
-    const double one_r = 1.0 + red.r;
-    const double t = ((1.0 - one_r) + red.r) + expm1_tail(red.r, red.rc);
-    p = one_r + t;
-    p_lo = (one_r - p) + t;
-  }
-  const std::uint64_t kk = red.k + 2048u;
-  const double s1 = f64_from_bits(((kk >> 1) - 1u) << 52);
-  const double s2 = f64_from_bits((kk - (kk >> 1) - 1u) << 52);
-  return {(p * s1) * s2, (p_lo * s1) * s2};
+    double xc = detail::blend(x < -746.0, -746.0, x);  // k in [-1076, 1024]
+    xc = detail::blend(xc > 710.0, 710.0, xc);
+    const f64_reduced red = reduce_ln2(xc);
+    double p = 1.0 + (red.r + expm1_tail(red.r, red.rc));
+    double p_lo = 0.0;
+    if constexpr (Pair) {
+        const double one_r = 1.0 + red.r;
+        const double t = ((1.0 - one_r) + red.r) + expm1_tail(red.r, red.rc);
+        p = one_r + t;
+        p_lo = (one_r - p) + t;
+    }
+    const std::uint64_t kk = red.k + 2048u;
+    const double s1 = f64_from_bits(((kk >> 1) - 1u) << 52);
+    const double s2 = f64_from_bits((kk - (kk >> 1) - 1u) << 52);
+    return {(p * s1) * s2, (p_lo * s1) * s2};
 }
 
 // num / (1 + e), e = exp(-a) for a >= 0 (or NaN), num = 1 when one is set and
 // e otherwise: 1 + e and num are kept as exact-ish pairs, so only the
 // division rounds (first-order correction: n/(d + dl) = q + (nl - q dl)/d).
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float logistic(float a, bool one) noexcept {
-  const f32_pair e = exp_parts<true>(-a);
-  const float d = 1.0f + e.hi;
-  const float d_lo = ((1.0f - d) + e.hi) + e.lo;
-  const float n = detail::blend(one, 1.0f, e.hi);
-  const float n_lo = detail::blend(one, 0.0f, e.lo);
-  const float q = n / d;
-  const float inv_d = detail::blend(one, q, 1.0f - q);  // 1/d, to first order
-  return q + (n_lo - q * d_lo) * inv_d;
+    const f32_pair e = exp_parts<true>(-a);
+    const float d = 1.0f + e.hi;
+    const float d_lo = ((1.0f - d) + e.hi) + e.lo;
+    const float n = detail::blend(one, 1.0f, e.hi);
+    const float n_lo = detail::blend(one, 0.0f, e.lo);
+    const float q = n / d;
+    const float inv_d = detail::blend(one, q, 1.0f - q);  // 1/d, to first order
+    return q + (n_lo - q * d_lo) * inv_d;
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double logistic(double a, bool one) noexcept {
-  const f64_pair e = exp_parts<true>(-a);
-  const double d = 1.0 + e.hi;
-  const double d_lo = ((1.0 - d) + e.hi) + e.lo;
-  const double n = detail::blend(one, 1.0, e.hi);
-  const double n_lo = detail::blend(one, 0.0, e.lo);
-  const double q = n / d;
-  const double inv_d = detail::blend(one, q, 1.0 - q);
-  return q + (n_lo - q * d_lo) * inv_d;
+    const f64_pair e = exp_parts<true>(-a);
+    const double d = 1.0 + e.hi;
+    const double d_lo = ((1.0 - d) + e.hi) + e.lo;
+    const double n = detail::blend(one, 1.0, e.hi);
+    const double n_lo = detail::blend(one, 0.0, e.lo);
+    const double q = n / d;
+    const double inv_d = detail::blend(one, q, 1.0 - q);
+    return q + (n_lo - q * d_lo) * inv_d;
 }
 
 // ---------------------------------------------------------------- log core --
 
 // e ln2 + log1p(f) + corr, for f in [sqrt(1/2) - 1, sqrt(2) - 1] and e an
 // integer, where corr is a small correction (a fraction of an ulp).
-SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log_finish(float e, float f,
-                                                                    float corr) noexcept {
-  // log1p(f) - f = f^2 Q(f)
-  const float tail = (f * f) * horner(f, -0x1.fffff8p-2f, 0x1.55555p-2f, -0x1.000428p-2f,
-                                      0x1.99a4p-3f, -0x1.5426fep-3f, 0x1.227054p-3f,
-                                      -0x1.0f39fp-3f, 0x1.08524ep-3f, -0x1.383c3ep-4f);
-  // e ln2_hi + f with its rounding error (Fast2Sum: |e ln2_hi| >= |f| or e = 0).
-  const float ehi = e * f32_ln2_hi;  // exact
-  const float hi = ehi + f;
-  const float err = (ehi - hi) + f;
-  return hi + (err + (tail + (corr + e * f32_ln2_lo)));
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log_finish(float e, float f, float corr) noexcept {
+    // log1p(f) - f = f^2 Q(f)
+    const float tail =
+        (f * f) * horner(f, -0x1.fffff8p-2f, 0x1.55555p-2f, -0x1.000428p-2f, 0x1.99a4p-3f, -0x1.5426fep-3f,
+                         0x1.227054p-3f, -0x1.0f39fp-3f, 0x1.08524ep-3f, -0x1.383c3ep-4f);
+    // e ln2_hi + f with its rounding error (Fast2Sum: |e ln2_hi| >= |f| or e = 0).
+    const float ehi = e * f32_ln2_hi;  // exact
+    const float hi = ehi + f;
+    const float err = (ehi - hi) + f;
+    return hi + (err + (tail + (corr + e * f32_ln2_lo)));
 }
-SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log_finish(double e, double f,
-                                                                     double corr) noexcept {
-  // log1p(f) = 2 atanh(s), s = f / (2 + f), = f - hfsq + s (hfsq + R(s^2)).
-  const double s = f / (2.0 + f);
-  const double z = s * s;
-  const double r = z * horner(z, 0x1.5555555555593p-1, 0x1.999999997f9f8p-2, 0x1.249249422a434p-2,
-                              0x1.c71c51d7d641cp-3, 0x1.746649ac71b7dp-3, 0x1.39a096141785ep-3,
-                              0x1.2f117738c85abp-3);
-  const double hfsq = 0.5 * f * f;
-  const double tail = (s * (hfsq + r) + (corr + e * f64_ln2_lo)) - hfsq;
-  const double ehi = e * f64_ln2_hi;  // exact
-  const double hi = ehi + f;
-  const double err = (ehi - hi) + f;
-  return hi + (err + tail);
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log_finish(double e, double f, double corr) noexcept {
+    // log1p(f) = 2 atanh(s), s = f / (2 + f), = f - hfsq + s (hfsq + R(s^2)).
+    const double s = f / (2.0 + f);
+    const double z = s * s;
+    const double r = z * horner(z, 0x1.5555555555593p-1, 0x1.999999997f9f8p-2, 0x1.249249422a434p-2,
+                                0x1.c71c51d7d641cp-3, 0x1.746649ac71b7dp-3, 0x1.39a096141785ep-3, 0x1.2f117738c85abp-3);
+    const double hfsq = 0.5 * f * f;
+    const double tail = (s * (hfsq + r) + (corr + e * f64_ln2_lo)) - hfsq;
+    const double ehi = e * f64_ln2_hi;  // exact
+    const double hi = ehi + f;
+    const double err = (ehi - hi) + f;
+    return hi + (err + tail);
 }
 
 // u = 2^e m, m in [sqrt(1/2), sqrt(2)), for positive normal u: returns m and
 // e (as an integer-valued float / double).
 struct f32_split {
-  float m, e;
-  std::int32_t ei;  // e as an integer
+    float m, e;
+    std::int32_t ei;  // e as an integer
 };
 struct f64_split {
-  double m, e;
+    double m, e;
 };
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f32_split split_exponent(float u) noexcept {
-  constexpr std::uint32_t sqrt_half = 0x3F3504F3u;  // float(sqrt(1/2)), rounded down
-  const std::uint32_t iu = to_bits(u) - sqrt_half;
-  const std::int32_t e = static_cast<std::int32_t>(iu) >> 23;
-  return {f32_from_bits((iu & 0x007FFFFFu) + sqrt_half), static_cast<float>(e), e};
+    constexpr std::uint32_t sqrt_half = 0x3F3504F3u;  // float(sqrt(1/2)), rounded down
+    const std::uint32_t iu = to_bits(u) - sqrt_half;
+    const std::int32_t e = static_cast<std::int32_t>(iu) >> 23;
+    return {f32_from_bits((iu & 0x007FFFFFu) + sqrt_half), static_cast<float>(e), e};
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f64_split split_exponent(double u) noexcept {
-  // Only unsigned 64-bit shifts and adds, which SSE2 has: iu is biased so that
-  // its top 12 bits are e + 1023 for every positive u.
-  constexpr std::uint64_t one = 0x3FF0000000000000ull;
-  constexpr std::uint64_t sqrt_half = 0x3FE6A09E667F3BCDull;  // double(sqrt(1/2))
-  const std::uint64_t iu = to_bits(u) + (one - sqrt_half);
-  const std::uint64_t biased = iu >> 52;
-  const double m = f64_from_bits(to_bits(u) - (iu & 0xFFF0000000000000ull) + one);
-  // biased (< 2^12) -> double without a 64-bit integer conversion.
-  const double e = f64_from_bits(0x4330000000000000ull | biased) - (0x1p52 + 1023.0);
-  return {m, e};
+    // Only unsigned 64-bit shifts and adds, which SSE2 has: iu is biased so that
+    // its top 12 bits are e + 1023 for every positive u.
+    constexpr std::uint64_t one = 0x3FF0000000000000ull;
+    constexpr std::uint64_t sqrt_half = 0x3FE6A09E667F3BCDull;  // double(sqrt(1/2))
+    const std::uint64_t iu = to_bits(u) + (one - sqrt_half);
+    const std::uint64_t biased = iu >> 52;
+    const double m = f64_from_bits(to_bits(u) - (iu & 0xFFF0000000000000ull) + one);
+    // biased (< 2^12) -> double without a 64-bit integer conversion.
+    const double e = f64_from_bits(0x4330000000000000ull | biased) - (0x1p52 + 1023.0);
+    return {m, e};
 }
 
 // softplus's two halves for float, leaner than exp and log1p because their
@@ -390,25 +386,24 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr f64_split split_exponent(doub
 // ulp), scaled by 2^(k + 64) exactly and then by 2^-64, so that subnormal
 // results round once. k >= -150, so 2^(k + 64) is normal.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float exp_nonpositive(float a) noexcept {
-  constexpr float shifter = 0x1.8p23f;
-  const float t = -a * 0x1.715476p+0f + shifter;
-  const float kf = t - shifter;
-  const float r = (kf * -f32_ln2_lo) + (kf * -f32_ln2_hi - a);  // kf * ln2_hi exact
-  const float p = 1.0f + (r + expm1_tail(r, 0.0f));
-  const std::uint32_t k = to_bits(t) - to_bits(shifter);  // two's complement, <= 0
-  return (p * f32_from_bits((k + 191u) << 23)) * 0x1p-64f;
+    constexpr float shifter = 0x1.8p23f;
+    const float t = -a * 0x1.715476p+0f + shifter;
+    const float kf = t - shifter;
+    const float r = (kf * -f32_ln2_lo) + (kf * -f32_ln2_hi - a);  // kf * ln2_hi exact
+    const float p = 1.0f + (r + expm1_tail(r, 0.0f));
+    const std::uint32_t k = to_bits(t) - to_bits(shifter);  // two's complement, <= 0
+    return (p * f32_from_bits((k + 191u) << 23)) * 0x1p-64f;
 }
 // log1p_unit: e < 1/2 is f itself; above, 1 + e = 2 (1 + f) with
 // f = (e - 1)/2 in [-1/4, 0], exact; log1p(f) = f + f^2 Q(f) on [-1/4, 1/2]
 // (no rounding of 1 + e to correct for). NaN gives an unspecified number.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p_unit(float e) noexcept {
-  const bool halved = e >= 0.5f;
-  const float f = blend(halved, e * 0.5f - 0.5f, e);
-  const float q = horner(f, -0x1p-1f, 0x1.5555a6p-2f, -0x1.000024p-2f, 0x1.99685ap-3f,
-                         -0x1.54f24p-3f, 0x1.2897bep-3f, -0x1.0d8ff6p-3f, 0x1.abf622p-4f,
-                         -0x1.6fe53p-5f);
-  const float l = f + (f * f) * q;
-  return blend(halved, l + 0x1.62e43p-1f, l);  // float(ln2) is within 0.011 ulp of ln2
+    const bool halved = e >= 0.5f;
+    const float f = blend(halved, e * 0.5f - 0.5f, e);
+    const float q = horner(f, -0x1p-1f, 0x1.5555a6p-2f, -0x1.000024p-2f, 0x1.99685ap-3f, -0x1.54f24p-3f, 0x1.2897bep-3f,
+                           -0x1.0d8ff6p-3f, 0x1.abf622p-4f, -0x1.6fe53p-5f);
+    const float l = f + (f * f) * q;
+    return blend(halved, l + 0x1.62e43p-1f, l);  // float(ln2) is within 0.011 ulp of ln2
 }
 // softplus's halves for double, written to spend few FP64 operations: the
 // GPU kernel is bound by them (an H100 issues a quarter as many FP64 as FP32
@@ -420,13 +415,13 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p_unit(float e) noe
 // 2^(k + 64) exactly and then by 2^-64, so that subnormal results round once:
 // within 0.9 ulp with FMA contraction, 1.15 without (measured).
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp_nonpositive(double a) noexcept {
-  constexpr double shifter = 0x1.8p52;
-  const double t = a * -0x1.71547652b82fep+0 + shifter;
-  const double kf = t - shifter;
-  const double r = kf * -f64_ln2_lo + (kf * -f64_ln2_hi - a);  // kf * ln2_hi exact
-  const double p = 1.0 + r * (1.0 + r * expm1_poly(r));
-  const std::uint64_t k = to_bits(t) - to_bits(shifter);  // two's complement, <= 0
-  return (p * f64_from_bits((k + 1087u) << 52)) * 0x1p-64;
+    constexpr double shifter = 0x1.8p52;
+    const double t = a * -0x1.71547652b82fep+0 + shifter;
+    const double kf = t - shifter;
+    const double r = kf * -f64_ln2_lo + (kf * -f64_ln2_hi - a);  // kf * ln2_hi exact
+    const double p = 1.0 + r * (1.0 + r * expm1_poly(r));
+    const std::uint64_t k = to_bits(t) - to_bits(shifter);  // two's complement, <= 0
+    return (p * f64_from_bits((k + 1087u) << 52)) * 0x1p-64;
 }
 
 #if defined(__CUDA_ARCH__)
@@ -435,10 +430,10 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp_nonpositive(double
 // e = 1 - d r (truncation about 2^-69), as for CUDA's own division but without
 // its special-case path.
 __device__ __forceinline__ double reciprocal_of_normal(double d) {
-  double r;
-  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
-  const double e = ::fma(-d, r, 1.0);
-  return ::fma(r, ::fma(e, e, e), r);
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(d));
+    const double e = ::fma(-d, r, 1.0);
+    return ::fma(r, ::fma(e, e, e), r);
 }
 #endif
 
@@ -457,36 +452,36 @@ __device__ __forceinline__ double reciprocal_of_normal(double d) {
 // products may underflow harmlessly, and the guard would cost FP64
 // comparisons (2.4 points of copy bandwidth on the H100).
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p_unit(double e) noexcept {
-  const bool halved = e >= 0.5;
-  double f = 0.0, fp = 0.0;
-  if (__builtin_is_constant_evaluated()) {  // no cost at run time
-    f = blend(halved, blend(halved, e, 1.0) * 0.5 - 0.5, e);
-    fp = blend((f < 0x1p-300) & (f > -0x1p-300), 0.0, f);
-  } else {
-    f = fp = blend(halved, e * 0.5 - 0.5, e);
-  }
-  const double d = 2.0 + fp;
-  double s = 0.0;
+    const bool halved = e >= 0.5;
+    double f = 0.0, fp = 0.0;
+    if (__builtin_is_constant_evaluated()) {  // no cost at run time
+        f = blend(halved, blend(halved, e, 1.0) * 0.5 - 0.5, e);
+        fp = blend((f < 0x1p-300) & (f > -0x1p-300), 0.0, f);
+    } else {
+        f = fp = blend(halved, e * 0.5 - 0.5, e);
+    }
+    const double d = 2.0 + fp;
+    double s = 0.0;
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated())
-    s = fp * reciprocal_of_normal(d);
-  else
-    s = fp / d;
+    if (!__builtin_is_constant_evaluated())
+        s = fp * reciprocal_of_normal(d);
+    else
+        s = fp / d;
 #else
-  s = fp / d;
+    s = fp / d;
 #endif
-  const double z = s * s;
-  const double r = z * horner(z, 0x1.5555555555555p-1, 0x1.9999999999f17p-2, 0x1.24924923de6edp-2,
-                              0x1.c71c72df580fcp-3, 0x1.745cac43cc003p-3, 0x1.3b29d0452d426p-3,
-                              0x1.0e8c55b42945fp-3, 0x1.169c38cc826bep-3);
-  const double hfsq = 0.5 * fp * fp;
-  const double tail = s * (hfsq + r) - hfsq;
-  // + ln2 when halved: ln2_hi + f with Fast2Sum (|ln2_hi| > 1/4 >= |f|),
-  // exact, so only the final sum rounds noticeably.
-  const double ehi = blend(halved, f64_ln2_hi, 0.0);
-  const double hi = ehi + f;
-  const double err = (ehi - hi) + f;
-  return hi + (err + (tail + blend(halved, f64_ln2_lo, 0.0)));
+    const double z = s * s;
+    const double r =
+        z * horner(z, 0x1.5555555555555p-1, 0x1.9999999999f17p-2, 0x1.24924923de6edp-2, 0x1.c71c72df580fcp-3,
+                   0x1.745cac43cc003p-3, 0x1.3b29d0452d426p-3, 0x1.0e8c55b42945fp-3, 0x1.169c38cc826bep-3);
+    const double hfsq = 0.5 * fp * fp;
+    const double tail = s * (hfsq + r) - hfsq;
+    // + ln2 when halved: ln2_hi + f with Fast2Sum (|ln2_hi| > 1/4 >= |f|),
+    // exact, so only the final sum rounds noticeably.
+    const double ehi = blend(halved, f64_ln2_hi, 0.0);
+    const double hi = ehi + f;
+    const double err = (ehi - hi) + f;
+    return hi + (err + (tail + blend(halved, f64_ln2_lo, 0.0)));
 }
 
 }  // namespace detail
@@ -495,56 +490,51 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p_unit(double e) n
 
 // cond ? a : b. Both arguments are evaluated; compilers emit a blend.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float select(bool cond, float a, float b) noexcept {
-  return detail::blend(cond, a, b);
+    return detail::blend(cond, a, b);
 }
-SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double select(bool cond, double a,
-                                                                 double b) noexcept {
-  return detail::blend(cond, a, b);
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double select(bool cond, double a, double b) noexcept {
+    return detail::blend(cond, a, b);
 }
 
 // ----------------------------------------------------------------- abs/min/max
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float abs(float x) noexcept {
-  return detail::f32_from_bits(detail::to_bits(x) & 0x7FFFFFFFu);
+    return detail::f32_from_bits(detail::to_bits(x) & 0x7FFFFFFFu);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double abs(double x) noexcept {
-  return detail::f64_from_bits(detail::to_bits(x) & 0x7FFFFFFFFFFFFFFFull);
+    return detail::f64_from_bits(detail::to_bits(x) & 0x7FFFFFFFFFFFFFFFull);
 }
 
 // IEEE 754-2019 minimum: NaN if either is NaN, min(-0, +0) = -0. When neither
 // a < b nor b < a, the two are equal or one is NaN; OR-ing their bits gives
 // the right answer in both cases (-0 | +0 = -0, NaN | y = NaN).
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float min(float a, float b) noexcept {
-  const float same = detail::f32_from_bits(detail::to_bits(a) | detail::to_bits(b));
-  return detail::blend(a < b, a, detail::blend(b < a, b, same));
+    const float same = detail::f32_from_bits(detail::to_bits(a) | detail::to_bits(b));
+    return detail::blend(a < b, a, detail::blend(b < a, b, same));
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double min(double a, double b) noexcept {
-  const double same = detail::f64_from_bits(detail::to_bits(a) | detail::to_bits(b));
-  return detail::blend(a < b, a, detail::blend(b < a, b, same));
+    const double same = detail::f64_from_bits(detail::to_bits(a) | detail::to_bits(b));
+    return detail::blend(a < b, a, detail::blend(b < a, b, same));
 }
 // IEEE 754-2019 maximum: NaN if either is NaN, max(-0, +0) = +0.
 // max(a, b) = -min(-a, -b).
-SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float max(float a, float b) noexcept {
-  return -min(-a, -b);
-}
-SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double max(double a, double b) noexcept {
-  return -min(-a, -b);
-}
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float max(float a, float b) noexcept { return -min(-a, -b); }
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double max(double a, double b) noexcept { return -min(-a, -b); }
 
 // -------------------------------------------------------------------- sqrt --
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float sqrt(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-  return ::sqrtf(x);
+    return ::sqrtf(x);
 #else
-  return __builtin_sqrtf(x);
+    return __builtin_sqrtf(x);
 #endif
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double sqrt(double x) noexcept {
 #if defined(__CUDA_ARCH__)
-  return ::sqrt(x);
+    return ::sqrt(x);
 #else
-  return __builtin_sqrt(x);
+    return __builtin_sqrt(x);
 #endif
 }
 
@@ -552,165 +542,162 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double sqrt(double x) noexcept {
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float exp(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::expf(x);
+    if (!__builtin_is_constant_evaluated()) return ::expf(x);
 #endif
-  return detail::exp_parts<false>(x).hi;
+    return detail::exp_parts<false>(x).hi;
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp(double x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::exp(x);
+    if (!__builtin_is_constant_evaluated()) return ::exp(x);
 #endif
-  return detail::exp_parts<false>(x).hi;
+    return detail::exp_parts<false>(x).hi;
 }
 
 // ------------------------------------------------------------------- expm1 --
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float expm1(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::expm1f(x);
+    if (!__builtin_is_constant_evaluated()) return ::expm1f(x);
 #endif
-  // Below -18 the result rounds to -1; above 89 it overflows. k in [-26, 128].
-  float xc = detail::blend(x < -18.0f, -18.0f, x);
-  xc = detail::blend(xc > 89.0f, 89.0f, xc);
-  const detail::f32_reduced red = detail::reduce_ln2(xc);
-  const float q = detail::expm1_tail(red.r, red.rc);  // expm1(r) = r + q
-  // expm1(x) = 2^k (r + q) + 2^k - 1 = 2 (h r + (h - 1/2) + h q), h = 2^(k-1)
-  // (so that k = 128 does not overflow early). h - 1/2 and then (h - 1/2) +
-  // h r are summed with Fast2Sum (|h - 1/2| >= |h r| or h - 1/2 = 0), so
-  // only the last addition rounds noticeably.
-  const float h = detail::f32_from_bits((red.k + 126u) << 23);
-  const float hm = h - 0.5f;
-  const float hm_err = detail::blend(h >= 0.5f, (h - hm) - 0.5f, h - (hm + 0.5f));
-  const float hr = h * red.r;
-  const float sum = hm + hr;
-  const float sum_err = (hm - sum) + hr;
-  const float result = 2.0f * (sum + (sum_err + (hm_err + h * q)));
-  // Tiny x (and +-0, subnormals): expm1(x) rounds to x.
-  return detail::blend(abs(x) < 0x1p-25f, x, result);
+    // Below -18 the result rounds to -1; above 89 it overflows. k in [-26, 128].
+    float xc = detail::blend(x < -18.0f, -18.0f, x);
+    xc = detail::blend(xc > 89.0f, 89.0f, xc);
+    const detail::f32_reduced red = detail::reduce_ln2(xc);
+    const float q = detail::expm1_tail(red.r, red.rc);  // expm1(r) = r + q
+    // expm1(x) = 2^k (r + q) + 2^k - 1 = 2 (h r + (h - 1/2) + h q), h = 2^(k-1)
+    // (so that k = 128 does not overflow early). h - 1/2 and then (h - 1/2) +
+    // h r are summed with Fast2Sum (|h - 1/2| >= |h r| or h - 1/2 = 0), so
+    // only the last addition rounds noticeably.
+    const float h = detail::f32_from_bits((red.k + 126u) << 23);
+    const float hm = h - 0.5f;
+    const float hm_err = detail::blend(h >= 0.5f, (h - hm) - 0.5f, h - (hm + 0.5f));
+    const float hr = h * red.r;
+    const float sum = hm + hr;
+    const float sum_err = (hm - sum) + hr;
+    const float result = 2.0f * (sum + (sum_err + (hm_err + h * q)));
+    // Tiny x (and +-0, subnormals): expm1(x) rounds to x.
+    return detail::blend(abs(x) < 0x1p-25f, x, result);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1(double x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::expm1(x);
+    if (!__builtin_is_constant_evaluated()) return ::expm1(x);
 #endif
-  double xc = detail::blend(x < -40.0, -40.0, x);  // k in [-58, 1024]
-  xc = detail::blend(xc > 710.0, 710.0, xc);
-  const detail::f64_reduced red = detail::reduce_ln2(xc);
-  const double q = detail::expm1_tail(red.r, red.rc);
-  const double h = detail::f64_from_bits((red.k + 1022u) << 52);
-  const double hm = h - 0.5;
-  const double hm_err = detail::blend(h >= 0.5, (h - hm) - 0.5, h - (hm + 0.5));
-  const double hr = h * red.r;
-  const double sum = hm + hr;
-  const double sum_err = (hm - sum) + hr;
-  const double result = 2.0 * (sum + (sum_err + (hm_err + h * q)));
-  return detail::blend(abs(x) < 0x1p-54, x, result);
+    double xc = detail::blend(x < -40.0, -40.0, x);  // k in [-58, 1024]
+    xc = detail::blend(xc > 710.0, 710.0, xc);
+    const detail::f64_reduced red = detail::reduce_ln2(xc);
+    const double q = detail::expm1_tail(red.r, red.rc);
+    const double h = detail::f64_from_bits((red.k + 1022u) << 52);
+    const double hm = h - 0.5;
+    const double hm_err = detail::blend(h >= 0.5, (h - hm) - 0.5, h - (hm + 0.5));
+    const double hr = h * red.r;
+    const double sum = hm + hr;
+    const double sum_err = (hm - sum) + hr;
+    const double result = 2.0 * (sum + (sum_err + (hm_err + h * q)));
+    return detail::blend(abs(x) < 0x1p-54, x, result);
 }
 
 // --------------------------------------------------------------------- log --
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::logf(x);
+    if (!__builtin_is_constant_evaluated()) return ::logf(x);
 #endif
-  // Subnormal inputs are scaled by 2^23 first, exactly.
-  const bool subnormal = x < 0x1p-126f;
-  const detail::f32_split sp = detail::split_exponent(detail::blend(subnormal, x * 0x1p23f, x));
-  const float e = sp.e - detail::blend(subnormal, 23.0f, 0.0f);
-  float result = detail::log_finish(e, sp.m - 1.0f, 0.0f);
-  result = detail::blend(x < 0.0f, detail::f32_nan, result);
-  result = detail::blend(x == 0.0f, -detail::f32_inf, result);
-  return detail::blend(x < detail::f32_inf, result, x);  // +inf and NaN
+    // Subnormal inputs are scaled by 2^23 first, exactly.
+    const bool subnormal = x < 0x1p-126f;
+    const detail::f32_split sp = detail::split_exponent(detail::blend(subnormal, x * 0x1p23f, x));
+    const float e = sp.e - detail::blend(subnormal, 23.0f, 0.0f);
+    float result = detail::log_finish(e, sp.m - 1.0f, 0.0f);
+    result = detail::blend(x < 0.0f, detail::f32_nan, result);
+    result = detail::blend(x == 0.0f, -detail::f32_inf, result);
+    return detail::blend(x < detail::f32_inf, result, x);  // +inf and NaN
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log(double x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::log(x);
+    if (!__builtin_is_constant_evaluated()) return ::log(x);
 #endif
-  const bool subnormal = x < 0x1p-1022;
-  const detail::f64_split sp = detail::split_exponent(detail::blend(subnormal, x * 0x1p52, x));
-  const double e = sp.e - detail::blend(subnormal, 52.0, 0.0);
-  double result = detail::log_finish(e, sp.m - 1.0, 0.0);
-  result = detail::blend(x < 0.0, detail::f64_nan, result);
-  result = detail::blend(x == 0.0, -detail::f64_inf, result);
-  return detail::blend(x < detail::f64_inf, result, x);
+    const bool subnormal = x < 0x1p-1022;
+    const detail::f64_split sp = detail::split_exponent(detail::blend(subnormal, x * 0x1p52, x));
+    const double e = sp.e - detail::blend(subnormal, 52.0, 0.0);
+    double result = detail::log_finish(e, sp.m - 1.0, 0.0);
+    result = detail::blend(x < 0.0, detail::f64_nan, result);
+    result = detail::blend(x == 0.0, -detail::f64_inf, result);
+    return detail::blend(x < detail::f64_inf, result, x);
 }
 
 // ------------------------------------------------------------------- log1p --
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::log1pf(x);
+    if (!__builtin_is_constant_evaluated()) return ::log1pf(x);
 #endif
-  // u = fl(1 + x) = 2^e m; c = 1 + x - u exactly (u - 1 is exact wherever c
-  // matters). log1p(x) = e ln2 + log1p(f + d), f = m - 1, d = c 2^-e, and
-  // log1p(f + d) = log1p(f) + d / (1 + f) to well below an ulp (|d| is at
-  // most an ulp of m, so the d^2 term and the truncated series for
-  // 1 / (1 + f) are far below the result's ulp, also when f ~ x ~ 0).
-  const float u = 1.0f + x;
-  const float c = x - (u - 1.0f);
-  const detail::f32_split sp = detail::split_exponent(u);
-  const float f = sp.m - 1.0f;
-  // 2^-e, with e capped so that the scale stays finite for huge or inf u
-  // (c = 0 there).
-  const std::int32_t ec = sp.ei < 100 ? sp.ei : 100;  // integer min, no branch
-  const float scale = detail::f32_from_bits(static_cast<std::uint32_t>(127 - ec) << 23);
-  const float corr = (c * scale) * detail::horner(f, 1.0f, -1.0f, 1.0f, -1.0f);  // d / (1 + f)
-  float result = detail::log_finish(sp.e, f, corr);
-  result = detail::blend(x == 0.0f, x, result);  // keeps -0
-  result = detail::blend(x < -1.0f, detail::f32_nan, result);
-  result = detail::blend(x == -1.0f, -detail::f32_inf, result);
-  return detail::blend(x < detail::f32_inf, result, x);  // +inf and NaN
+    // u = fl(1 + x) = 2^e m; c = 1 + x - u exactly (u - 1 is exact wherever c
+    // matters). log1p(x) = e ln2 + log1p(f + d), f = m - 1, d = c 2^-e, and
+    // log1p(f + d) = log1p(f) + d / (1 + f) to well below an ulp (|d| is at
+    // most an ulp of m, so the d^2 term and the truncated series for
+    // 1 / (1 + f) are far below the result's ulp, also when f ~ x ~ 0).
+    const float u = 1.0f + x;
+    const float c = x - (u - 1.0f);
+    const detail::f32_split sp = detail::split_exponent(u);
+    const float f = sp.m - 1.0f;
+    // 2^-e, with e capped so that the scale stays finite for huge or inf u
+    // (c = 0 there).
+    const std::int32_t ec = sp.ei < 100 ? sp.ei : 100;  // integer min, no branch
+    const float scale = detail::f32_from_bits(static_cast<std::uint32_t>(127 - ec) << 23);
+    const float corr = (c * scale) * detail::horner(f, 1.0f, -1.0f, 1.0f, -1.0f);  // d / (1 + f)
+    float result = detail::log_finish(sp.e, f, corr);
+    result = detail::blend(x == 0.0f, x, result);  // keeps -0
+    result = detail::blend(x < -1.0f, detail::f32_nan, result);
+    result = detail::blend(x == -1.0f, -detail::f32_inf, result);
+    return detail::blend(x < detail::f32_inf, result, x);  // +inf and NaN
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p(double x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::log1p(x);
+    if (!__builtin_is_constant_evaluated()) return ::log1p(x);
 #endif
-  const double u = 1.0 + x;
-  const double c = x - (u - 1.0);
-  const detail::f64_split sp = detail::split_exponent(u);
-  const double f = sp.m - 1.0;
-  // 2^-e with e capped, built from the capped e as a double: 64-bit integer
-  // min and int64 -> double conversions are not in SSE2/AVX2.
-  const double ec = detail::blend(sp.e < 1000.0, sp.e, 1000.0);
-  const double scale = detail::f64_from_bits(detail::to_bits((1023.0 - ec) + 0x1p52) << 52);
-  const double corr = (c * scale) * detail::horner(f, 1.0, -1.0, 1.0, -1.0);
-  double result = detail::log_finish(sp.e, f, corr);
-  result = detail::blend(x == 0.0, x, result);
-  result = detail::blend(x < -1.0, detail::f64_nan, result);
-  result = detail::blend(x == -1.0, -detail::f64_inf, result);
-  return detail::blend(x < detail::f64_inf, result, x);
+    const double u = 1.0 + x;
+    const double c = x - (u - 1.0);
+    const detail::f64_split sp = detail::split_exponent(u);
+    const double f = sp.m - 1.0;
+    // 2^-e with e capped, built from the capped e as a double: 64-bit integer
+    // min and int64 -> double conversions are not in SSE2/AVX2.
+    const double ec = detail::blend(sp.e < 1000.0, sp.e, 1000.0);
+    const double scale = detail::f64_from_bits(detail::to_bits((1023.0 - ec) + 0x1p52) << 52);
+    const double corr = (c * scale) * detail::horner(f, 1.0, -1.0, 1.0, -1.0);
+    double result = detail::log_finish(sp.e, f, corr);
+    result = detail::blend(x == 0.0, x, result);
+    result = detail::blend(x < -1.0, detail::f64_nan, result);
+    result = detail::blend(x == -1.0, -detail::f64_inf, result);
+    return detail::blend(x < detail::f64_inf, result, x);
 }
 
 // -------------------------------------------------------------------- tanh --
 
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float tanh(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::tanhf(x);
+    if (!__builtin_is_constant_evaluated()) return ::tanhf(x);
 #endif
-  // Computed for |x|; the sign is copied at the end (also for +-0 and NaN).
-  const float a = abs(x);
-  const float z = a * a;
-  const float small = a + a * (z * detail::horner(z, -0x1.555554p-2f, 0x1.11107ap-3f,
-                                                  -0x1.b9f188p-5f, 0x1.63a55p-6f,
-                                                  -0x1.0c5edp-7f, 0x1.1a281ep-9f));
-  // 1 - 2/(1 + e^2a) = 1 - 2 e/(1 + e), e = e^-2a in [0, 0.29].
-  const float large = 1.0f - 2.0f * detail::logistic(2.0f * a, false);
-  return detail::with_sign_of(detail::blend(a < 0.625f, small, large), x);
+    // Computed for |x|; the sign is copied at the end (also for +-0 and NaN).
+    const float a = abs(x);
+    const float z = a * a;
+    const float small = a + a * (z * detail::horner(z, -0x1.555554p-2f, 0x1.11107ap-3f, -0x1.b9f188p-5f, 0x1.63a55p-6f,
+                                                    -0x1.0c5edp-7f, 0x1.1a281ep-9f));
+    // 1 - 2/(1 + e^2a) = 1 - 2 e/(1 + e), e = e^-2a in [0, 0.29].
+    const float large = 1.0f - 2.0f * detail::logistic(2.0f * a, false);
+    return detail::with_sign_of(detail::blend(a < 0.625f, small, large), x);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double tanh(double x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if (!__builtin_is_constant_evaluated()) return ::tanh(x);
+    if (!__builtin_is_constant_evaluated()) return ::tanh(x);
 #endif
-  const double a = abs(x);
-  const double z = a * a;
-  const double small =
-      a + a * (z * detail::horner(z, -0x1.5555555555552p-2, 0x1.1111111110c52p-3,
-                                  -0x1.ba1ba1b9d195ep-5, 0x1.664f4870c2fdap-6,
-                                  -0x1.226e32cf9418ep-7, 0x1.d6d35a378d3ap-9,
-                                  -0x1.7d9c330549f96p-10, 0x1.350b87187d5ebp-11,
-                                  -0x1.f11347c4afb17p-13, 0x1.801b729608fdp-14,
-                                  -0x1.fac5315ca2bf4p-16, 0x1.9604c27bd6787p-18));
-  const double large = 1.0 - 2.0 * detail::logistic(2.0 * a, false);
-  return detail::with_sign_of(detail::blend(a < 0.625, small, large), x);
+    const double a = abs(x);
+    const double z = a * a;
+    const double small =
+        a + a * (z * detail::horner(z, -0x1.5555555555552p-2, 0x1.1111111110c52p-3, -0x1.ba1ba1b9d195ep-5,
+                                    0x1.664f4870c2fdap-6, -0x1.226e32cf9418ep-7, 0x1.d6d35a378d3ap-9,
+                                    -0x1.7d9c330549f96p-10, 0x1.350b87187d5ebp-11, -0x1.f11347c4afb17p-13,
+                                    0x1.801b729608fdp-14, -0x1.fac5315ca2bf4p-16, 0x1.9604c27bd6787p-18));
+    const double large = 1.0 - 2.0 * detail::logistic(2.0 * a, false);
+    return detail::with_sign_of(detail::blend(a < 0.625, small, large), x);
 }
 
 // ----------------------------------------------------------------- sigmoid --
@@ -718,10 +705,10 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double tanh(double x) noexcep
 // 1 / (1 + exp(-x)), as (x >= 0 ? 1 : e) / (1 + e) with e = exp(-|x|) <= 1,
 // so nothing overflows and results near 0 keep full relative accuracy.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float sigmoid(float x) noexcept {
-  return detail::logistic(abs(x), x >= 0.0f);
+    return detail::logistic(abs(x), x >= 0.0f);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double sigmoid(double x) noexcept {
-  return detail::logistic(abs(x), x >= 0.0);
+    return detail::logistic(abs(x), x >= 0.0);
 }
 
 // ---------------------------------------------------------------- softplus --
@@ -730,18 +717,18 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double sigmoid(double x) noex
 // positive, so nothing overflows and log1p only sees [0, 1]. NaN: max(x, 0)
 // is taken as x > 0 ? x : 0, so the NaN is put back at the end.
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float softplus(float x) noexcept {
-  const float a = abs(x);
-  const float tail = detail::log1p_unit(detail::exp_nonpositive(detail::blend(a < 104.0f, a, 104.0f)));
-  const float result = detail::blend(x > 0.0f, x, 0.0f) + tail;
-  return detail::blend(x == x, result, x);
+    const float a = abs(x);
+    const float tail = detail::log1p_unit(detail::exp_nonpositive(detail::blend(a < 104.0f, a, 104.0f)));
+    const float result = detail::blend(x > 0.0f, x, 0.0f) + tail;
+    return detail::blend(x == x, result, x);
 }
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noexcept {
-  // Clamped so that exp_nonpositive's k stays >= -1076 (exp(-746) rounds to
-  // 0); a NaN fails the comparison, flows through exp_nonpositive and
-  // log1p_unit, and makes the sum NaN, so it needs no check of its own.
-  const double a = abs(x);
-  const double tail = detail::log1p_unit(detail::exp_nonpositive(detail::blend(a > 746.0, 746.0, a)));
-  return detail::blend(x > 0.0, x, 0.0) + tail;
+    // Clamped so that exp_nonpositive's k stays >= -1076 (exp(-746) rounds to
+    // 0); a NaN fails the comparison, flows through exp_nonpositive and
+    // log1p_unit, and makes the sum NaN, so it needs no check of its own.
+    const double a = abs(x);
+    const double tail = detail::log1p_unit(detail::exp_nonpositive(detail::blend(a > 746.0, 746.0, a)));
+    return detail::blend(x > 0.0, x, 0.0) + tail;
 }
 
 // ------------------------------------------------------------- softplus_to --
@@ -763,14 +750,14 @@ namespace detail {
 // range). lg2 only sees 1 + e >= 1, so flushing subnormals cannot change its
 // result, and .ftz spares the hardware's subnormal-input handling.
 __device__ __forceinline__ float ex2_approx(float x) {
-  float r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
+    float r;
+    asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
 }
 __device__ __forceinline__ float lg2_of_at_least_one(float x) {
-  float r;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
 }
 // max(x, 0) + log1p(e), e = exp(-|x|): log1p(e) is e (1 - e/2 + e^2/3) below
 // 2^-5 (relative error < e^3/4 <= 2^-17), else lg2(1 + e) ln 2 (absolute
@@ -778,10 +765,10 @@ __device__ __forceinline__ float lg2_of_at_least_one(float x) {
 // most 2^-17 relative effect on e for |x| <= 104, where e reaches 0. A NaN
 // x gives a NaN e, so the sum is NaN without a check (max(NaN, 0) is 0).
 __device__ __forceinline__ float softplus_special_function_unit(float x) {
-  const float e = ex2_approx(abs(x) * -0x1.715476p+0f);
-  const float small = e * (1.0f - e * (0.5f - e * 0x1.555556p-2f));
-  const float large = lg2_of_at_least_one(1.0f + e) * 0x1.62e43p-1f;
-  return ::fmaxf(x, 0.0f) + blend(e < 0x1p-5f, small, large);
+    const float e = ex2_approx(abs(x) * -0x1.715476p+0f);
+    const float small = e * (1.0f - e * (0.5f - e * 0x1.555556p-2f));
+    const float large = lg2_of_at_least_one(1.0f + e) * 0x1.62e43p-1f;
+    return ::fmaxf(x, 0.0f) + blend(e < 0x1p-5f, small, large);
 }
 #endif
 }  // namespace detail
@@ -789,17 +776,17 @@ __device__ __forceinline__ float softplus_special_function_unit(float x) {
 template <typename Storage>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float softplus_to(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(Storage) == 2 && !std::is_integral_v<Storage>)
-    return detail::softplus_special_function_unit(x);
-  else
-    return softplus(x);
+    if constexpr (sizeof(Storage) == 2 && !std::is_integral_v<Storage>)
+        return detail::softplus_special_function_unit(x);
+    else
+        return softplus(x);
 #else
-  return softplus(x);
+    return softplus(x);
 #endif
 }
 template <typename Storage>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double softplus_to(double x) noexcept {
-  return softplus(x);
+    return softplus(x);
 }
 
 }  // namespace switchyard

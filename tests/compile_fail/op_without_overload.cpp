@@ -4,7 +4,7 @@
 using namespace switchyard;
 struct f32_only {
     template <typename Tag>
-        requires with_value<Tag, dtype::f32>
+    requires with_value<Tag, dtype::f32>
     static void op(Tag) {}
     using space = axes<axis<dtype::f16, dtype::f32>>;
     using subspaces = coverage<space>;

@@ -13,11 +13,9 @@ struct switchyard::type_label<out_dtype> : switchyard::named<dtype> {
 };
 
 template <typename Tag>
-    requires with_type<Tag, dtype>
-__device__ float scale_for(Tag) { return 1.0f; }
+requires with_type<Tag, dtype> __device__ float scale_for(Tag) { return 1.0f; }
 template <typename Tag>
-    requires with_value<Tag, dtype::f16>
-__device__ float scale_for(Tag) { return 2.0f; }
+requires with_value<Tag, dtype::f16> __device__ float scale_for(Tag) { return 2.0f; }
 
 template <typename Tag>
 __global__ void convert(Tag, float const* in, dtype_storage_t<tag_get<dtype>(Tag{})>* out, std::int64_t n) {

@@ -9,8 +9,8 @@ __global__ void all_math(T const* x, T* y, int n) {
     int const i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
     if (i >= n) return;
     T const v = x[i];
-    T acc = sy::exp(v) + sy::expm1(v) + sy::log(v) + sy::log1p(v) + sy::tanh(v) + sy::sigmoid(v) +
-            sy::sqrt(v) + sy::abs(v) + sy::min(v, T(1)) + sy::max(v, T(0));
+    T acc = sy::exp(v) + sy::expm1(v) + sy::log(v) + sy::log1p(v) + sy::tanh(v) + sy::sigmoid(v) + sy::sqrt(v) +
+            sy::abs(v) + sy::min(v, T(1)) + sy::max(v, T(0));
     y[i] = sy::select(v > T(0), acc, -acc);
 }
 

@@ -55,13 +55,13 @@ int failures = 0;
 int checks = 0;
 bool const under_sanitizer = std::getenv("SWITCHYARD_CUDA_TEST_UNDER_SANITIZER") != nullptr;
 
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        ++checks;                                                                    \
-        if (!(cond)) {                                                               \
-            ++failures;                                                              \
-            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);              \
-        }                                                                            \
+#define CHECK(cond)                                                     \
+    do {                                                                \
+        ++checks;                                                       \
+        if (!(cond)) {                                                  \
+            ++failures;                                                 \
+            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                               \
     } while (0)
 
 template <typename F>
@@ -123,8 +123,8 @@ void test_dtype(char const* name) {
     using storage = sy::dtype_storage_t<D>;
     using compute = sy::dtype_compute_t<D>;
     sy::cuda_device dev{0};
-    for (std::int64_t n : {std::int64_t{1}, std::int64_t{255}, std::int64_t{2048}, std::int64_t{2049},
-                           std::int64_t{(1 << 20) + 3}}) {
+    for (std::int64_t n :
+         {std::int64_t{1}, std::int64_t{255}, std::int64_t{2048}, std::int64_t{2049}, std::int64_t{(1 << 20) + 3}}) {
         for (std::int64_t shift : {0, 1, 3}) {  // misaligned starts
             std::vector<storage> host(static_cast<std::size_t>(n + shift)), back(static_cast<std::size_t>(n + shift));
             for (std::int64_t i = 0; i < n + shift; ++i) host[i] = static_cast<storage>(static_cast<compute>(i % 61));
@@ -140,12 +140,15 @@ void test_dtype(char const* name) {
             dev.copy_to_host(back.data(), out, bytes);
             bool ok = true;
             for (std::int64_t i = 0; i < n; ++i) {
-                storage const expect = static_cast<storage>(static_cast<compute>(host[shift + i]) * compute(2) + compute(1));
-                ok = ok && static_cast<double>(static_cast<compute>(back[shift + i])) == static_cast<double>(static_cast<compute>(expect));
+                storage const expect =
+                    static_cast<storage>(static_cast<compute>(host[shift + i]) * compute(2) + compute(1));
+                ok = ok && static_cast<double>(static_cast<compute>(back[shift + i])) ==
+                               static_cast<double>(static_cast<compute>(expect));
             }
             if (!ok)
                 std::printf("  dtype %s, n %lld, shift %lld, %s\n", name, static_cast<long long>(n),
-                            static_cast<long long>(shift), std::is_same_v<Index, sy::flat_index> ? "flat_index" : "int64");
+                            static_cast<long long>(shift),
+                            std::is_same_v<Index, sy::flat_index> ? "flat_index" : "int64");
             CHECK(ok);
             dev.free(in);
             dev.free(out);
@@ -165,8 +168,10 @@ void test_dtype(char const* name) {
     bool ok = true;
     for (std::int64_t c = 0; c < cols; ++c)
         for (std::int64_t r = 0; r < rows; ++r) {
-            storage const expect = static_cast<storage>(static_cast<compute>(host[r * cols + c]) * compute(2) + compute(1));
-            ok = ok && static_cast<double>(static_cast<compute>(back[c * rows + r])) == static_cast<double>(static_cast<compute>(expect));
+            storage const expect =
+                static_cast<storage>(static_cast<compute>(host[r * cols + c]) * compute(2) + compute(1));
+            ok = ok && static_cast<double>(static_cast<compute>(back[c * rows + r])) ==
+                           static_cast<double>(static_cast<compute>(expect));
         }
     CHECK(ok);
     dev.free(in);
@@ -334,7 +339,8 @@ void test_flat_index_chunks() {
         sy::for_each(f32_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) {
             if (i % 3 != 0) out[i] = in[i] * 2;
         });
-        CHECK(same(b.get(), [&](std::int64_t i) { return i % 3 != 0 ? host[i] * 2 : -1.0f; }, "partial writes"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return i % 3 != 0 ? host[i] * 2 : -1.0f; }, "partial writes"));
     }
     {  // Reading an output back: written lanes from the chunk, others from memory.
         gpu_array<float> b(dev, std::vector<float>(n, 5.0f));
@@ -348,7 +354,8 @@ void test_flat_index_chunks() {
                 out[i] *= 3.0f;
             }
         });
-        CHECK(same(b.get(), [&](std::int64_t i) { return i % 2 == 0 ? (host[i] + 1) * 2 : 15.0f; }, "read back"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return i % 2 == 0 ? (host[i] + 1) * 2 : 15.0f; }, "read back"));
     }
     {  // Two outputs of two dtypes from a half input; the tag's f16 makes 8-index chunks.
         std::vector<sy::half> hh(n);
@@ -356,7 +363,8 @@ void test_flat_index_chunks() {
         gpu_array<sy::half> h(dev, hh), h2(dev, std::vector<sy::half>(n));
         gpu_array<float> b(dev, std::vector<float>(n));
         sy::flat_in<device_kind::cuda, dtype::f16, sy::contiguity::contiguous> const hin(h.ref(dtype::f16, 0, n, "h"));
-        sy::flat_out<device_kind::cuda, dtype::f16, sy::contiguity::contiguous> const hout(h2.ref(dtype::f16, 0, n, "h2"));
+        sy::flat_out<device_kind::cuda, dtype::f16, sy::contiguity::contiguous> const hout(
+            h2.ref(dtype::f16, 0, n, "h2"));
         f32_out const out(b.ref(dtype::f32, 0, n, "b"));
         using tag = sy::tag<device_kind::cuda, dtype::f16>;
         static_assert(sy::detail::cuda_chunk_lanes<tag>() == 8);
@@ -365,7 +373,8 @@ void test_flat_index_chunks() {
             out[i] = x + 0.5f;
             hout[i] = static_cast<sy::half>(x * 2);
         });
-        CHECK(same(b.get(), [&](std::int64_t i) { return host[i] + 0.5f; }, "f32 output of an f16 tag"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return host[i] + 0.5f; }, "f32 output of an f16 tag"));
         std::vector<sy::half> const got = h2.get();
         bool ok = true;
         for (std::int64_t i = 0; i < n; ++i) ok = ok && static_cast<float>(got[i]) == host[i] * 2;
@@ -375,9 +384,9 @@ void test_flat_index_chunks() {
         gpu_array<float> b(dev, host);
         f32_in const bin(b.ref(dtype::f32, 0, n, "b"));
         f32_out const bout(b.ref(dtype::f32, 0, n, "b"));
-        sy::for_each(f32_tag{}, n,
-                     [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) { bout[i] = bin[i] * 3 + 1; });
-        CHECK(same(b.get(), [&](std::int64_t i) { return host[i] * 3 + 1; }, "in place"));
+        sy::for_each(f32_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) { bout[i] = bin[i] * 3 + 1; });
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return host[i] * 3 + 1; }, "in place"));
     }
     {  // Six inputs and five outputs: more views than a chunk has slots.
         gpu_array<float> o1(dev, std::vector<float>(n)), o2(dev, std::vector<float>(n)), o3(dev, std::vector<float>(n)),
@@ -393,8 +402,10 @@ void test_flat_index_chunks() {
             w4[i] = s + 3;
             w5[i] = s + 4;
         });
-        CHECK(same(o1.get(), [&](std::int64_t i) { return host[i] * 6; }, "six inputs"));
-        CHECK(same(o5.get(), [&](std::int64_t i) { return host[i] * 6 + 4; }, "fifth output"));
+        CHECK(same(
+            o1.get(), [&](std::int64_t i) { return host[i] * 6; }, "six inputs"));
+        CHECK(same(
+            o5.get(), [&](std::int64_t i) { return host[i] * 6 + 4; }, "fifth output"));
         // The fifth output, written and read back: no slot, so memory both ways.
         sy::for_each(f32_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) {
             w1[i] = 0;
@@ -405,7 +416,8 @@ void test_flat_index_chunks() {
             w5[i] += 1.0f;
             ++w5[i];
         });
-        CHECK(same(o5.get(), [&](std::int64_t i) { return host[i] + 2; }, "fifth output read back"));
+        CHECK(same(
+            o5.get(), [&](std::int64_t i) { return host[i] + 2; }, "fifth output read back"));
     }
     {  // Views copied into a loop variable: one address, several views.
         std::array<f32_in, 3> const ins = {in, in, f32_in(a.ref(dtype::f32, 4, n - 4, "a4"))};
@@ -447,16 +459,19 @@ void test_flat_index_chunks() {
         bool ok = true;
         for (std::int64_t i = 0; i < n; ++i) ok = ok && got[i] == ((((ints[i] | 1) << 2) ^ 5) % 1000) - 1;
         CHECK(ok);
-        CHECK(same(b.get(), [&](std::int64_t i) { return static_cast<float>(hh[i]); }, "half view into a float view"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return static_cast<float>(hh[i]); }, "half view into a float view"));
     }
     {  // A __device__ lambda (its host stand-in cannot tell its index type) and
        // a struct functor with a template call operator.
         gpu_array<float> b(dev, std::vector<float>(n));
         f32_out const out(b.ref(dtype::f32, 0, n, "b"));
         sy::for_each(f32_tag{}, n, [=] __device__(f32_tag, sy::flat_index i) { out[i] = in[i] - 3; });
-        CHECK(same(b.get(), [&](std::int64_t i) { return host[i] - 3; }, "device lambda"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return host[i] - 3; }, "device lambda"));
         sy::for_each(f32_tag{}, n, generic_fill{out});
-        CHECK(same(b.get(), [&](std::int64_t i) { return static_cast<float>(i + 1); }, "template call operator"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return static_cast<float>(i + 1); }, "template call operator"));
     }
     {  // Unaligned views inside the chunk loop (the functor hides them from
        // for_each), and an input shorter than the range.
@@ -481,18 +496,24 @@ void test_flat_index_chunks() {
         f32_out const out(b.ref(dtype::f32, 0, n, "b"));
         sy::for_each(f32_tag{}, n,
                      [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) { out[i] = in[n - 1 - i] + in[i]; });
-        CHECK(same(b.get(), [&](std::int64_t i) { return host[n - 1 - i] + host[i]; }, "reversed"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return host[n - 1 - i] + host[i]; }, "reversed"));
     }
     {  // A ranked view takes a flat_index as a coordinate.
         gpu_array<float> b(dev, std::vector<float>(n));
-        sy::tensor_in<device_kind::cuda, dtype::f32, 1, sy::contiguity::contiguous> const t(a.ref(dtype::f32, 0, n, "a"));
+        sy::tensor_in<device_kind::cuda, dtype::f32, 1, sy::contiguity::contiguous> const t(
+            a.ref(dtype::f32, 0, n, "a"));
         f32_out const out(b.ref(dtype::f32, 0, n, "b"));
         sy::for_each(f32_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) { out[i] = t(i) - 1; });
-        CHECK(same(b.get(), [&](std::int64_t i) { return host[i] - 1; }, "ranked view"));
+        CHECK(same(
+            b.get(), [&](std::int64_t i) { return host[i] - 1; }, "ranked view"));
     }
     // for_each keeps the interleaved order when a view it sees is unaligned.
     f32_in const shifted(a.ref(dtype::f32, 1, n - 1, "a"));
-    auto const uses_both = [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) { (void)in[i]; (void)shifted[i]; };
+    auto const uses_both = [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) {
+        (void)in[i];
+        (void)shifted[i];
+    };
     CHECK(sy::detail::cuda_chunks_aligned<f32_tag>(
         [=] SWITCHYARD_HOST_DEVICE(f32_tag, sy::flat_index i) { (void)in[i]; }, 0));
     CHECK(!sy::detail::cuda_chunks_aligned<f32_tag>(uses_both, 0));
@@ -502,7 +523,11 @@ void test_flat_index_chunks() {
         [=] SWITCHYARD_HOST_DEVICE(f32_tag, std::int64_t i) { (void)in[i]; }, 0));
     CHECK(sy::detail::cuda_chunks_aligned<f32_tag>([=] __device__(f32_tag, sy::flat_index i) { (void)in[i]; }, 0));
     CHECK(!sy::detail::cuda_chunks_aligned<f32_tag>(
-        [=] __device__(f32_tag, sy::flat_index i) { (void)in[i]; (void)shifted[i]; }, 0));
+        [=] __device__(f32_tag, sy::flat_index i) {
+            (void)in[i];
+            (void)shifted[i];
+        },
+        0));
 }
 
 // A count above 2^31: indices must not wrap.
@@ -512,8 +537,9 @@ void test_64bit_count() {
     auto* out = static_cast<std::uint8_t*>(dev.alloc(static_cast<std::size_t>(n)));
     auto const y = sy::strided_ref::contiguous(out, dtype::u8, device_kind::cuda, {n}, "y");
     sy::flat_out<device_kind::cuda, dtype::u8, sy::contiguity::contiguous> const o(y);
-    sy::for_each(sy::tag<device_kind::cuda>{}, n,
-                 [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) { o[i] = static_cast<std::uint8_t>((i >> 20) ^ i); });
+    sy::for_each(sy::tag<device_kind::cuda>{}, n, [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) {
+        o[i] = static_cast<std::uint8_t>((i >> 20) ^ i);
+    });
     std::vector<std::uint8_t> tail(8192);
     dev.copy_to_host(tail.data(), out + (n - 8192), 8192);
     bool ok = true;
@@ -616,8 +642,16 @@ void test_softplus_f64_on_device() {
     for (int r = 0; r < 5; ++r)
         for (std::int64_t i = 0; i < part; ++i)
             host[r * part + i] = ranges[r][0] + (ranges[r][1] - ranges[r][0]) * static_cast<double>(i) / part;
-    double const specials[] = {INFINITY, -INFINITY, NAN, 0.0, -0.0, 2000.0, -2000.0, std::numeric_limits<double>::max(),
-                              -std::numeric_limits<double>::max(), 1e-300};
+    double const specials[] = {INFINITY,
+                               -INFINITY,
+                               NAN,
+                               0.0,
+                               -0.0,
+                               2000.0,
+                               -2000.0,
+                               std::numeric_limits<double>::max(),
+                               -std::numeric_limits<double>::max(),
+                               1e-300};
     for (std::size_t i = 0; i < std::size(specials); ++i) host[i] = specials[i];
     auto* in = static_cast<double*>(dev.alloc(n * sizeof(double)));
     auto* out = static_cast<double*>(dev.alloc(n * sizeof(double)));

@@ -96,9 +96,10 @@ TEST_CASE("webgpu for_each: softplus matches the CPU for sizes around the workgr
             std::vector<float> const host = test_inputs(n);
             std::vector<float> expected(n);
             auto const n64 = static_cast<std::int64_t>(n);
-            softplus(tag_of<device_kind::cpu, dtype::f32, contiguity::contiguous>{},
-                     sy::strided_ref::contiguous(const_cast<float*>(host.data()), dtype::f32, device_kind::cpu, {n64}, "x"),
-                     sy::strided_ref::contiguous(expected.data(), dtype::f32, device_kind::cpu, {n64}, "y"), beta, 20.0);
+            softplus(
+                tag_of<device_kind::cpu, dtype::f32, contiguity::contiguous>{},
+                sy::strided_ref::contiguous(const_cast<float*>(host.data()), dtype::f32, device_kind::cpu, {n64}, "x"),
+                sy::strided_ref::contiguous(expected.data(), dtype::f32, device_kind::cpu, {n64}, "y"), beta, 20.0);
 
             device_array const x(host), y(n * sizeof(float));
             softplus(tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>{}, x.ref(dtype::f32, {n64}, "x"),
@@ -131,7 +132,8 @@ TEST_CASE("webgpu for_each: every math function agrees with switchyard/math.h", 
     // Inputs whose results are normal floats (GPUs may flush subnormals).
     std::vector<float> wide, positive, unit;
     for (int k = -4000; k <= 4000; ++k) wide.push_back(static_cast<float>(k) * 0.02173f);
-    for (int k = 1; k <= 8000; ++k) positive.push_back(std::ldexp(1.0f + static_cast<float>(k % 97) / 97.0f, k % 120 - 60));
+    for (int k = 1; k <= 8000; ++k)
+        positive.push_back(std::ldexp(1.0f + static_cast<float>(k % 97) / 97.0f, k % 120 - 60));
     for (int k = -3999; k <= 4000; ++k) unit.push_back(static_cast<float>(k) / 4001.0f);
     auto check = [](char const* name, std::vector<float> const& x, std::vector<float> const& got, auto reference,
                     double max_ulp) {
@@ -144,16 +146,28 @@ TEST_CASE("webgpu for_each: every math function agrees with switchyard/math.h", 
         INFO(name << ": worst " << worst << " ulp at x = " << worst_x);
         CHECK(worst <= max_ulp);
     };
-    check("exp", wide, on_webgpu(wide, [](auto v) { return sy::exp(v); }), [](float v) { return sy::exp(v); }, 2);
-    check("expm1", wide, on_webgpu(wide, [](auto v) { return sy::expm1(v); }), [](float v) { return sy::expm1(v); }, 2);
-    check("log", positive, on_webgpu(positive, [](auto v) { return sy::log(v); }), [](float v) { return sy::log(v); }, 2);
-    check("log1p", unit, on_webgpu(unit, [](auto v) { return sy::log1p(v); }), [](float v) { return sy::log1p(v); }, 2);
-    check("tanh", wide, on_webgpu(wide, [](auto v) { return sy::tanh(v); }), [](float v) { return sy::tanh(v); }, 2);
-    check("sigmoid", wide, on_webgpu(wide, [](auto v) { return sy::sigmoid(v); }), [](float v) { return sy::sigmoid(v); }, 2);
-    check("softplus", wide, on_webgpu(wide, [](auto v) { return sy::softplus(v); }), [](float v) { return sy::softplus(v); }, 2);
-    check("sqrt", positive, on_webgpu(positive, [](auto v) { return sy::sqrt(v); }), [](float v) { return sy::sqrt(v); }, 1);
-    check("abs, min, max", wide, on_webgpu(wide, [](auto v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }),
-          [](float v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }, 0);
+    check(
+        "exp", wide, on_webgpu(wide, [](auto v) { return sy::exp(v); }), [](float v) { return sy::exp(v); }, 2);
+    check(
+        "expm1", wide, on_webgpu(wide, [](auto v) { return sy::expm1(v); }), [](float v) { return sy::expm1(v); }, 2);
+    check(
+        "log", positive, on_webgpu(positive, [](auto v) { return sy::log(v); }), [](float v) { return sy::log(v); }, 2);
+    check(
+        "log1p", unit, on_webgpu(unit, [](auto v) { return sy::log1p(v); }), [](float v) { return sy::log1p(v); }, 2);
+    check(
+        "tanh", wide, on_webgpu(wide, [](auto v) { return sy::tanh(v); }), [](float v) { return sy::tanh(v); }, 2);
+    check(
+        "sigmoid", wide, on_webgpu(wide, [](auto v) { return sy::sigmoid(v); }), [](float v) { return sy::sigmoid(v); },
+        2);
+    check(
+        "softplus", wide, on_webgpu(wide, [](auto v) { return sy::softplus(v); }),
+        [](float v) { return sy::softplus(v); }, 2);
+    check(
+        "sqrt", positive, on_webgpu(positive, [](auto v) { return sy::sqrt(v); }), [](float v) { return sy::sqrt(v); },
+        1);
+    check(
+        "abs, min, max", wide, on_webgpu(wide, [](auto v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }),
+        [](float v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }, 0);
 }
 
 TEST_CASE("webgpu for_each: 4 indices per invocation (vec4) give the scalar shader's results", "[webgpu][for_each]") {
@@ -172,7 +186,8 @@ TEST_CASE("webgpu for_each: 4 indices per invocation (vec4) give the scalar shad
         device_array const y(n * sizeof(float));
         sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const in(x.ref(dtype::f32, {count}, "x"));
         sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const kin(k.ref(dtype::i32, {count}, "k"));
-        sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(y.ref(dtype::f32, {count}, "y"));
+        sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(
+            y.ref(dtype::f32, {count}, "y"));
         std::size_t const pipelines = dev().cached_pipelines();
         sy::for_each(webgpu_f32{}, count, [=](webgpu_f32, std::int64_t i) {
             fv const v = in[i];
@@ -204,14 +219,16 @@ TEST_CASE("webgpu for_each: tensor views with constant, index and gathered coord
     std::int64_t const n = 1000;
     // ijk: [n, 3] i32, read through a transpose of a [3, n] buffer.
     std::vector<std::int32_t> columns(3 * n);
-    for (std::int64_t k = 0; k < 3 * n; ++k) columns[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(k % 3 + k / 7 % 3);
+    for (std::int64_t k = 0; k < 3 * n; ++k)
+        columns[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(k % 3 + k / 7 % 3);
     device_array const ijk_buf(columns), codes_buf(static_cast<std::size_t>(n) * 4);
     auto const ijk_ref = sy::strided_ref::make(ijk_buf.buffer, dtype::i32, device_kind::webgpu, {n, 3}, {1, n}, "ijk");
     using webgpu_i32 = tag_of<device_kind::webgpu, dtype::i32, contiguity::strided>;
     sy::tensor_in<device_kind::webgpu, dtype::i32, 2, contiguity::strided> const ijk(ijk_ref);
     sy::tensor_out<device_kind::webgpu, dtype::i32, 1, contiguity::contiguous> const codes(
         codes_buf.ref(dtype::i32, {n}, "codes"));
-    sy::for_each(webgpu_i32{}, n, [=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i, 0) * 9 + ijk(i, 1) * 3 + ijk(i, 2); });
+    sy::for_each(webgpu_i32{}, n,
+                 [=](webgpu_i32, std::int64_t i) { codes(i) = ijk(i, 0) * 9 + ijk(i, 1) * 3 + ijk(i, 2); });
     std::vector<std::int32_t> const got_codes = codes_buf.read<std::int32_t>(static_cast<std::size_t>(n));
     std::size_t wrong = 0;
     for (std::int64_t r = 0; r < n; ++r) {
@@ -231,9 +248,12 @@ TEST_CASE("webgpu for_each: tensor views with constant, index and gathered coord
     device_array const table_buf(table), index_buf(index), perm_buf(permutation),
         gathered_buf(static_cast<std::size_t>(n) * 4), scattered_buf(static_cast<std::size_t>(n) * 4);
     using webgpu_f32 = tag_of<device_kind::webgpu, dtype::f32, contiguity::contiguous>;
-    sy::tensor_in<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const lookup(table_buf.ref(dtype::f32, {7}, "table"));
-    sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const idx(index_buf.ref(dtype::i32, {n}, "index"));
-    sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const perm(perm_buf.ref(dtype::i32, {n}, "perm"));
+    sy::tensor_in<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const lookup(
+        table_buf.ref(dtype::f32, {7}, "table"));
+    sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const idx(
+        index_buf.ref(dtype::i32, {n}, "index"));
+    sy::flat_in<device_kind::webgpu, dtype::i32, contiguity::contiguous> const perm(
+        perm_buf.ref(dtype::i32, {n}, "perm"));
     sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const gathered(
         gathered_buf.ref(dtype::f32, {n}, "gathered"));
     sy::tensor_out<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const scattered(
@@ -355,9 +375,9 @@ TEST_CASE("webgpu for_each: kernels and data a shader cannot run are refused cle
     SECTION("f64 data: dtype and device named") {
         std::vector<double> const doubles(8, 1.0);
         device_array const d(doubles);
-        CHECK_THROWS_WITH((sy::flat_in<device_kind::webgpu, dtype::f64, contiguity::contiguous>(
-                              d.ref(dtype::f64, {8}, "weights"))),
-                          Catch::Contains("'weights'") && Catch::Contains("f64") && Catch::Contains("webgpu"));
+        CHECK_THROWS_WITH(
+            (sy::flat_in<device_kind::webgpu, dtype::f64, contiguity::contiguous>(d.ref(dtype::f64, {8}, "weights"))),
+            Catch::Contains("'weights'") && Catch::Contains("f64") && Catch::Contains("webgpu"));
     }
     SECTION("an `if` on a device value") {
         CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 64,
@@ -371,16 +391,15 @@ TEST_CASE("webgpu for_each: kernels and data a shader cannot run are refused cle
                           Catch::Contains("for_each index"));
     }
     SECTION("arithmetic on the index") {
-        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 64,
-                                       [=](webgpu_f32, std::int64_t i) { out[i] = static_cast<float>(i % 7); }),
-                          Catch::Contains("computes with its for_each index"));
+        CHECK_THROWS_WITH(
+            sy::for_each(webgpu_f32{}, 64, [=](webgpu_f32, std::int64_t i) { out[i] = static_cast<float>(i % 7); }),
+            Catch::Contains("computes with its for_each index"));
     }
     SECTION("a test on the index") {
-        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 64,
-                                       [=](webgpu_f32, std::int64_t i) {
-                                           out[i] = in[i] * static_cast<float>((i & 1) == 0);
-                                       }),
-                          Catch::Contains("computes with its for_each index"));
+        CHECK_THROWS_WITH(
+            sy::for_each(webgpu_f32{}, 64,
+                         [=](webgpu_f32, std::int64_t i) { out[i] = in[i] * static_cast<float>((i & 1) == 0); }),
+            Catch::Contains("computes with its for_each index"));
     }
     SECTION("a count beyond a view") {
         CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 65, [=](webgpu_f32, std::int64_t i) { out[i] = in[i]; }),
@@ -450,7 +469,8 @@ TEST_CASE("webgpu lazy: a 3-step chain is 1 submit, 2 transfers and 1 fused disp
     CHECK(c.transfers() == 2);
     CHECK(c.dispatches == 1);
 
-    auto const cx = sy::strided_ref::contiguous(const_cast<float*>(hx.data()), dtype::f32, device_kind::cpu, {n64}, "x");
+    auto const cx =
+        sy::strided_ref::contiguous(const_cast<float*>(hx.data()), dtype::f32, device_kind::cpu, {n64}, "x");
     auto const cy = sy::strided_ref::contiguous(hy.data(), dtype::f32, device_kind::cpu, {n64}, "y");
     CHECK(got == sy::lazy(cx).relu().mul(2.0f).add(cy).to_host<float>());
 
@@ -499,11 +519,13 @@ TEST_CASE("webgpu lazy: 100 steps peak at 3 live buffers", "[webgpu][lazy]") {
     }
     CHECK(dev().peak_live_buffers() - live_before <= 3);
 
-    auto const cx = sy::strided_ref::contiguous(const_cast<float*>(hx.data()), dtype::f32, device_kind::cpu, {n64}, "x");
+    auto const cx =
+        sy::strided_ref::contiguous(const_cast<float*>(hx.data()), dtype::f32, device_kind::cpu, {n64}, "x");
     std::vector<float> const expected = long_chain<100>(sy::lazy(cx)).to_host<float>();
     double worst = 0;
     for (std::size_t i = 0; i < n; ++i)
-        worst = std::max(worst, static_cast<double>(std::fabs(got[i] - expected[i]) / std::max(1.0f, std::fabs(expected[i]))));
+        worst = std::max(worst,
+                         static_cast<double>(std::fabs(got[i] - expected[i]) / std::max(1.0f, std::fabs(expected[i]))));
     CHECK(worst < 1e-4);  // 100 roundings, which a GPU may contract into FMAs
 }
 

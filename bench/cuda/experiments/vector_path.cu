@@ -18,27 +18,50 @@
 
 namespace sy = switchyard;
 
-struct bf16_t { unsigned short bits; };
-struct f16_t { unsigned short bits; };
+struct bf16_t {
+    unsigned short bits;
+};
+struct f16_t {
+    unsigned short bits;
+};
 
 __device__ __forceinline__ float to_f(float x) { return x; }
 __device__ __forceinline__ double to_f(double x) { return x; }
 __device__ __forceinline__ float to_f(bf16_t x) { return __uint_as_float(unsigned(x.bits) << 16); }
 __device__ __forceinline__ float to_f(f16_t x) { return __half2float(__ushort_as_half(x.bits)); }
-template <typename T> __device__ __forceinline__ T from_f(float x);
-template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
-template <> __device__ __forceinline__ bf16_t from_f<bf16_t>(float x) { return {__bfloat16_as_ushort(__float2bfloat16(x))}; }
-template <> __device__ __forceinline__ f16_t from_f<f16_t>(float x) { return {__half_as_ushort(__float2half(x))}; }
+template <typename T>
+__device__ __forceinline__ T from_f(float x);
+template <>
+__device__ __forceinline__ float from_f<float>(float x) {
+    return x;
+}
+template <>
+__device__ __forceinline__ bf16_t from_f<bf16_t>(float x) {
+    return {__bfloat16_as_ushort(__float2bfloat16(x))};
+}
+template <>
+__device__ __forceinline__ f16_t from_f<f16_t>(float x) {
+    return {__half_as_ushort(__float2half(x))};
+}
 
-template <typename T> struct compute_of { using type = float; };
-template <> struct compute_of<double> { using type = double; };
+template <typename T>
+struct compute_of {
+    using type = float;
+};
+template <>
+struct compute_of<double> {
+    using type = double;
+};
 
 template <typename T>
 __device__ __forceinline__ T softplus_elem(T x) {
     using C = typename compute_of<T>::type;
     C const v = to_f(x);
     C const r = sy::select(v > C(20), v, sy::softplus(v));
-    if constexpr (std::is_same_v<T, double>) return r; else return from_f<T>(r);
+    if constexpr (std::is_same_v<T, double>)
+        return r;
+    else
+        return from_f<T>(r);
 }
 
 // half-grade softplus: MUFU ex2 and lg2 (for storage types with 8-11 bits).
@@ -98,10 +121,14 @@ __global__ void copy_kernel(uint4 const* __restrict__ in, uint4* __restrict__ ou
 }
 
 // The tag's dtype matches T, so the library launch picks its elements per thread as for the real op.
-template <typename T> inline constexpr sy::dtype dtype_of = sy::dtype::f32;
-template <> inline constexpr sy::dtype dtype_of<bf16_t> = sy::dtype::bf16;
-template <> inline constexpr sy::dtype dtype_of<f16_t> = sy::dtype::f16;
-template <> inline constexpr sy::dtype dtype_of<double> = sy::dtype::f64;
+template <typename T>
+inline constexpr sy::dtype dtype_of = sy::dtype::f32;
+template <>
+inline constexpr sy::dtype dtype_of<bf16_t> = sy::dtype::bf16;
+template <>
+inline constexpr sy::dtype dtype_of<f16_t> = sy::dtype::f16;
+template <>
+inline constexpr sy::dtype dtype_of<double> = sy::dtype::f64;
 using tag = sy::tag<sy::device_kind::cuda, sy::dtype::f32, sy::contiguity::contiguous>;
 // The library's 16-byte chunk path: flat views and a flat_index functor, at
 // the default or a chosen number of elements per thread.
@@ -133,8 +160,8 @@ void for_each_library(T const* in, T* out, std::int64_t n) {
     using typed_tag = sy::tag<sy::device_kind::cuda, dtype_of<T>, sy::contiguity::contiguous>;
     sy::detail::cuda_for_each_launch<0, PerThread>(
         typed_tag{}, 0, n,
-        [=] __device__(typed_tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); },
-        0, nullptr);
+        [=] __device__(typed_tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); }, 0,
+        nullptr);
 }
 
 // for_each's kernel (no tile warming: this closure holds raw pointers, which
@@ -144,8 +171,9 @@ void for_each_library(T const* in, T* out, std::int64_t n) {
 template <int Block, int PerThread, typename T>
 void for_each_kernel(T const* in, T* out, std::int64_t n, bool one_wave = false) {
     auto f = [=] __device__(tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); };
-    auto const kernel = sy::detail::cuda_for_each_kernel<Block, 0, PerThread,
-                                                         sy::detail::cuda_chunk_lanes<tag, PerThread>(), tag, decltype(f)>;
+    auto const kernel =
+        sy::detail::cuda_for_each_kernel<Block, 0, PerThread, sy::detail::cuda_chunk_lanes<tag, PerThread>(), tag,
+                                         decltype(f)>;
     std::int64_t const tiles = (n + Block * PerThread - 1) / (Block * PerThread);
     std::int64_t grid = tiles;
     if (one_wave) {
@@ -159,7 +187,8 @@ void for_each_kernel(T const* in, T* out, std::int64_t n, bool one_wave = false)
 
 // One tile per block, 32-bit indices inside the tile: thread t handles U vectors t, t + Block, ...
 template <typename T, int Block, int U>
-__global__ void __launch_bounds__(Block) tile_vector_kernel(T const* __restrict__ in, T* __restrict__ out, std::int64_t n) {
+__global__ void __launch_bounds__(Block)
+    tile_vector_kernel(T const* __restrict__ in, T* __restrict__ out, std::int64_t n) {
     constexpr int C = 16 / sizeof(T);
     std::int64_t const first = std::int64_t(blockIdx.x) * Block * U * C;
     if (first + Block * U * C <= n) {
@@ -233,15 +262,20 @@ void run(char const* name, std::int64_t n) {
     report("for_each kernel B256 P4", time_ms([&] { for_each_kernel<256, 4>(in, out, n); }));
     report("for_each kernel B256 P16", time_ms([&] { for_each_kernel<256, 16>(in, out, n); }));
     report("for_each kernel B128 P16", time_ms([&] { for_each_kernel<128, 16>(in, out, n); }));
-    auto tiles = [&](int b, int u) { return unsigned((n + std::int64_t(b) * u * (16 / sizeof(T)) - 1) / (std::int64_t(b) * u * (16 / sizeof(T)))); };
+    auto tiles = [&](int b, int u) {
+        return unsigned((n + std::int64_t(b) * u * (16 / sizeof(T)) - 1) / (std::int64_t(b) * u * (16 / sizeof(T))));
+    };
     report("tile vector B128 U1", time_ms([&] { tile_vector_kernel<T, 128, 1><<<tiles(128, 1), 128>>>(in, out, n); }));
     report("tile vector B128 U2", time_ms([&] { tile_vector_kernel<T, 128, 2><<<tiles(128, 2), 128>>>(in, out, n); }));
     report("tile vector B256 U2", time_ms([&] { tile_vector_kernel<T, 256, 2><<<tiles(256, 2), 256>>>(in, out, n); }));
     report("tile vector B128 U4", time_ms([&] { tile_vector_kernel<T, 128, 4><<<tiles(128, 4), 128>>>(in, out, n); }));
-    auto grid = [&](int u) { return unsigned(std::min<std::int64_t>(sms * 8, (n / (16 / sizeof(T)) + 256 * u - 1) / (256 * u))); };
+    auto grid = [&](int u) {
+        return unsigned(std::min<std::int64_t>(sms * 8, (n / (16 / sizeof(T)) + 256 * u - 1) / (256 * u)));
+    };
     report("vector U1", time_ms([&] { vector_kernel<T, 1, true, false><<<grid(1), 256>>>(in, out, n); }));
     report("vector U2", time_ms([&] { vector_kernel<T, 2, true, false><<<grid(2), 256>>>(in, out, n); }));
-    report("vector U2 scalar stores", time_ms([&] { vector_kernel<T, 2, false, false><<<grid(2), 256>>>(in, out, n); }));
+    report("vector U2 scalar stores",
+           time_ms([&] { vector_kernel<T, 2, false, false><<<grid(2), 256>>>(in, out, n); }));
     if constexpr (!std::is_same_v<T, double>)
         report("vector U2 MUFU math", time_ms([&] { vector_kernel<T, 2, true, true><<<grid(2), 256>>>(in, out, n); }));
     cudaDeviceSynchronize();

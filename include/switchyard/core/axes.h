@@ -42,8 +42,7 @@ struct indexed_types<std::index_sequence<I...>, T...> : indexed_type<I, T>... {}
 template <std::size_t I, typename T>
 indexed_type<I, T> type_at_impl(indexed_type<I, T> const&);
 template <std::size_t I, typename... T>
-using type_at = typename decltype(type_at_impl<I>(
-    indexed_types<std::index_sequence_for<T...>, T...>{}))::type;
+using type_at = typename decltype(type_at_impl<I>(indexed_types<std::index_sequence_for<T...>, T...>{}))::type;
 
 // Position of the first entry of `flags` that is true (size when none).
 template <std::size_t N>
@@ -54,20 +53,18 @@ consteval std::size_t first_true(std::array<bool, N> flags) {
 }
 
 template <typename T, typename... A>
-inline constexpr std::size_t axis_position =
-    first_true(std::array<bool, sizeof...(A)>{std::is_same_v<T, typename A::value_type>...});
+inline constexpr std::size_t axis_position = first_true(std::array<bool, sizeof...(A)>{
+    std::is_same_v<T, typename A::value_type>...});
 
 template <typename... A>
 struct axes_check {
     static constexpr bool all_axes = (is_axis_v<A> && ...);
     static_assert(all_axes, "axes<...>: every argument must be an axis<...>");
-    static constexpr bool unique_types =
-        !all_axes || !has_duplicate_types<typename A::value_type...>();
+    static constexpr bool unique_types = !all_axes || !has_duplicate_types<typename A::value_type...>();
     static_assert(unique_types,
                   "axes<...>: two axes have the same value type; give the second one its own "
                   "type with a named axis (switchyard/core/named.h)");
-    static constexpr bool unique_labels =
-        !all_axes || !unique_types || !has_label_clash<typename A::value_type...>();
+    static constexpr bool unique_labels = !all_axes || !unique_types || !has_label_clash<typename A::value_type...>();
     static_assert(unique_labels, "axes<...>: two axis value types have the same type_label");
     static constexpr bool ok = all_axes && unique_types && unique_labels;
 };
@@ -109,8 +106,8 @@ struct axes_data<true, A...> {
     struct point;
     template <std::size_t K, std::size_t... J>
     struct point<K, std::index_sequence<J...>> {
-        using type = sorted_tag<axis_at<canonical_order[J]>::values[(K / strides[canonical_order[J]]) %
-                                                                    sizes[canonical_order[J]]]...>;
+        using type = sorted_tag<
+            axis_at<canonical_order[J]>::values[(K / strides[canonical_order[J]]) % sizes[canonical_order[J]]]...>;
     };
     template <std::size_t K>
     using point_tag = typename point<K, std::make_index_sequence<rank>>::type;
@@ -161,8 +158,10 @@ struct subspace_of<axes<S...>, axes<U...>> {
         return true;
     }
     static constexpr bool inside = [] {
-        if constexpr (types_known) return (values_inside<U>() && ...);
-        else return false;
+        if constexpr (types_known)
+            return (values_inside<U>() && ...);
+        else
+            return false;
     }();
     static constexpr bool ok = types_known && complete && inside;
 
@@ -172,8 +171,7 @@ struct subspace_of<axes<S...>, axes<U...>> {
         constexpr std::size_t p = space::template position_of<typename Ax::value_type>;
         using space_axis = typename space::template axis_at<p>;
         std::array<std::size_t, Ax::size> c{};
-        for (std::size_t d = 0; d < Ax::size; ++d)
-            c[d] = space_axis::index_of(Ax::values[d]) * space::strides[p];
+        for (std::size_t d = 0; d < Ax::size; ++d) c[d] = space_axis::index_of(Ax::values[d]) * space::strides[p];
         return c;
     }
 
@@ -215,7 +213,8 @@ struct subspace_of<axes<S...>, axes<U...>> {
             }
             s += '}';
         };
-        (one(indexed_type<0, typename sub::template axis_at<sub::template position_of<typename S::value_type>>>{}), ...);
+        (one(indexed_type<0, typename sub::template axis_at<sub::template position_of<typename S::value_type>>>{}),
+         ...);
         return s;
     }
 };

@@ -117,9 +117,7 @@ struct axis_data<true, V...> {
     using value_type = first_value_type<V...>;
     static constexpr std::size_t size = sizeof...(V);
     static constexpr std::array<value_type, size> values{static_cast<value_type>(V)...};
-    static constexpr std::size_t index_of(value_type v) noexcept {
-        return axis_index<value_type, V...>::find(v);
-    }
+    static constexpr std::size_t index_of(value_type v) noexcept { return axis_index<value_type, V...>::find(v); }
     static constexpr bool contains(value_type v) noexcept { return index_of(v) != axis_npos; }
 };
 

@@ -9,8 +9,8 @@ namespace switchyard::detail {
 
 template <class To, class From>
 SWITCHYARD_HOST_DEVICE constexpr To bit_cast(const From& from) noexcept {
-  static_assert(sizeof(To) == sizeof(From), "bit_cast requires equal sizes");
-  return __builtin_bit_cast(To, from);
+    static_assert(sizeof(To) == sizeof(From), "bit_cast requires equal sizes");
+    return __builtin_bit_cast(To, from);
 }
 
 }  // namespace switchyard::detail

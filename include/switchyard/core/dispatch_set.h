@@ -43,8 +43,7 @@ struct dispatch_set : detail::coordinates<std::index_sequence_for<T...>, T...> {
                   "dispatch_set{...}: two coordinates have the same type; each axis takes one "
                   "value (use a named axis for a second value of the same type)");
 
-    constexpr dispatch_set(T... v) noexcept
-        : detail::coordinates<std::index_sequence_for<T...>, T...>(v...) {}
+    constexpr dispatch_set(T... v) noexcept : detail::coordinates<std::index_sequence_for<T...>, T...>(v...) {}
 
     template <typename U>
     static constexpr bool has = (std::is_same_v<U, T> || ...);

@@ -118,7 +118,8 @@ struct axis_contribution {
 template <typename Visitor, typename R, typename Tag, typename... Args>
 concept callable_returning = requires(Visitor const& v, Args&&... a) {
     v(Tag{}, static_cast<Args&&>(a)...);
-} && (std::is_void_v<R> || requires(Visitor const& v, Args&&... a) {
+}
+&&(std::is_void_v<R> || requires(Visitor const& v, Args&&... a) {
     { v(Tag{}, static_cast<Args&&>(a)...) } -> std::convertible_to<R>;
 });
 
@@ -126,8 +127,7 @@ template <typename Space, typename Set>
 struct set_check;
 template <typename... A, typename... T>
 struct set_check<axes<A...>, dispatch_set<T...>> {
-    static constexpr bool no_foreign =
-        (axes<A...>::template has_axis_for<T> && ...);
+    static constexpr bool no_foreign = (axes<A...>::template has_axis_for<T> && ...);
     static_assert(no_foreign,
                   "dispatch_table::select: the dispatch_set has a value whose type is not an "
                   "axis of this table; remove it or add that axis to the table's space");
@@ -158,8 +158,7 @@ public:
 
     // A table whose covered points call Visitor{}(tag, args...).
     template <typename... Subs, typename Visitor>
-    dispatch_table(std::string name, coverage<Subs...> covered, Visitor visitor)
-        : dispatch_table(std::move(name)) {
+    dispatch_table(std::string name, coverage<Subs...> covered, Visitor visitor) : dispatch_table(std::move(name)) {
         add(covered, visitor);
     }
 
@@ -255,8 +254,7 @@ private:
     }
 
     template <typename... T>
-    [[noreturn]] SWITCHYARD_NOINLINE void fail(dispatch_set<T...> c,
-                                               dispatch_lookup_error::reason why) const {
+    [[noreturn]] SWITCHYARD_NOINLINE void fail(dispatch_set<T...> c, dispatch_lookup_error::reason why) const {
         std::string coordinates;
         std::string outside;
         auto one = [&](auto axis_type) {
@@ -291,13 +289,12 @@ private:
             if (i) message += "; ";
             message += covered_[i]();
         }
-        if (covered_.size() > shown)
-            message += "; and " + std::to_string(covered_.size() - shown) + " more";
+        if (covered_.size() > shown) message += "; and " + std::to_string(covered_.size() - shown) + " more";
         throw dispatch_lookup_error(name_, std::move(coordinates), why, message);
     }
 
     std::string name_;
-    detail::owned_array<function_type> entries_;     // one slot per point; null = not covered
+    detail::owned_array<function_type> entries_;      // one slot per point; null = not covered
     detail::owned_array<std::string (*)()> covered_;  // describes each added subspace
 };
 
@@ -308,10 +305,8 @@ namespace detail {
 template <typename Op>
 struct op_visitor {
     template <typename Tag, typename... X>
-        requires requires(Tag t, X&&... x) { Op::op(t, static_cast<X&&>(x)...); }
-    decltype(auto) operator()(Tag t, X&&... x) const {
-        return Op::op(t, static_cast<X&&>(x)...);
-    }
+    requires requires(Tag t, X&&... x) { Op::op(t, static_cast<X&&>(x)...); }
+    decltype(auto) operator()(Tag t, X&&... x) const { return Op::op(t, static_cast<X&&>(x)...); }
 };
 
 template <typename Op>

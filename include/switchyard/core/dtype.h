@@ -78,7 +78,8 @@ using dtype_compute_t = typename dtype_traits<D>::compute;
 
 namespace detail {
 // -1 for types that are no dtype's storage type.
-template <typename T> inline constexpr int dtype_index_of = -1;
+template <typename T>
+inline constexpr int dtype_index_of = -1;
 // clang-format off
 template <> inline constexpr int dtype_index_of<bool> = int(dtype::boolean);
 template <> inline constexpr int dtype_index_of<std::uint8_t> = int(dtype::u8);
@@ -95,8 +96,8 @@ template <> inline constexpr int dtype_index_of<double> = int(dtype::f64);
 
 // The dtype whose storage type is T.
 template <typename T>
-    requires(detail::dtype_index_of<T> >= 0)
-inline constexpr dtype dtype_of_v = static_cast<dtype>(detail::dtype_index_of<T>);
+requires(detail::dtype_index_of<T> >=
+         0) inline constexpr dtype dtype_of_v = static_cast<dtype>(detail::dtype_index_of<T>);
 
 // Bytes per element.
 constexpr std::size_t dtype_size(dtype d) noexcept {
@@ -142,17 +143,17 @@ concept dtype_enum_type = requires(E e) {
 
 // For a dtype value of any dtype enum (dtype::f16, torch::kHalf, ...):
 template <auto D>
-    requires dtype_enum_type<decltype(D)>
+requires dtype_enum_type<decltype(D)>
 inline constexpr dtype core_dtype_v = dtype_enum<decltype(D)>::to_core(D);
 template <auto D>
-    requires dtype_enum_type<decltype(D)>
+requires dtype_enum_type<decltype(D)>
 using element_t = typename dtype_enum<decltype(D)>::template storage<D>;
 template <auto D>
-    requires dtype_enum_type<decltype(D)>
+requires dtype_enum_type<decltype(D)>
 using element_compute_t = typename dtype_enum<decltype(D)>::template compute<D>;
 
-using full_dtype_axis = axis<dtype::boolean, dtype::u8, dtype::i8, dtype::i16, dtype::i32, dtype::i64,
-                             dtype::f16, dtype::bf16, dtype::f32, dtype::f64>;
+using full_dtype_axis = axis<dtype::boolean, dtype::u8, dtype::i8, dtype::i16, dtype::i32, dtype::i64, dtype::f16,
+                             dtype::bf16, dtype::f32, dtype::f64>;
 using float_dtype_axis = axis<dtype::f16, dtype::bf16, dtype::f32, dtype::f64>;
 using integer_dtype_axis = axis<dtype::u8, dtype::i8, dtype::i16, dtype::i32, dtype::i64>;
 

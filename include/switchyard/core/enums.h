@@ -110,7 +110,7 @@ concept device_enum_type = requires(E e) {
 };
 
 template <auto D>
-    requires device_enum_type<decltype(D)>
+requires device_enum_type<decltype(D)>
 inline constexpr device_kind core_device_v = device_enum<decltype(D)>::to_core(D);
 
 using full_device_axis = axis<device_kind::cpu, device_kind::cuda, device_kind::metal, device_kind::webgpu>;

@@ -144,13 +144,11 @@ struct make_tag {
                   "tag<...>: two values have the same type; a tag holds one value per type. "
                   "Use tag_add to replace a value, or a named axis (switchyard::named) for a "
                   "second value of the same type");
-    static constexpr bool unique_labels =
-        !all_values || !unique_types || !has_label_clash<value_type_of<V>...>();
+    static constexpr bool unique_labels = !all_values || !unique_types || !has_label_clash<value_type_of<V>...>();
     static_assert(unique_labels,
                   "tag<...>: two different value types have the same type_label; labels must "
                   "be unique because they order the tag");
-    using type =
-        typename sort_tag_values<all_values && unique_types && unique_labels, V...>::type;
+    using type = typename sort_tag_values<all_values && unique_types && unique_labels, V...>::type;
 };
 
 template <typename List, auto Extra>

@@ -40,7 +40,9 @@ namespace detail {
 
 // A named axis: an enum whose label names the enum it takes its values from.
 template <typename T>
-concept named_enum = requires { typename type_label<T>::named_value_type; };
+concept named_enum = requires {
+    typename type_label<T>::named_value_type;
+};
 
 template <typename T>
 consteval bool named_enum_is_valid() {

@@ -21,8 +21,8 @@ namespace switchyard {
 class any_device {
 public:
     template <device D>
-        requires(!std::is_same_v<std::remove_cvref_t<D>, any_device>)
-    any_device(D d) : impl_(std::make_shared<model<D>>(std::move(d))) {}
+    requires(!std::is_same_v<std::remove_cvref_t<D>, any_device>) any_device(D d)
+        : impl_(std::make_shared<model<D>>(std::move(d))) {}
 
     void* alloc(std::size_t bytes) { return impl_->alloc(bytes); }
     void free(void* p) { impl_->free(p); }

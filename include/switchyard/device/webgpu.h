@@ -65,13 +65,14 @@ public:
         check("alloc");
         if (bytes == 0) return nullptr;
         if (bytes > s_->limits.maxBufferSize)
-            throw device_error("webgpu: cannot allocate " + std::to_string(bytes) + " bytes: the adapter's maxBufferSize is " +
-                               std::to_string(s_->limits.maxBufferSize) + " bytes");
+            throw device_error("webgpu: cannot allocate " + std::to_string(bytes) +
+                               " bytes: the adapter's maxBufferSize is " + std::to_string(s_->limits.maxBufferSize) +
+                               " bytes");
         std::uint64_t const capacity = pool_type::capacity_for(bytes, s_->limits.maxBufferSize);
         WGPUBuffer buffer = s_->storage_pool.take(capacity);
         if (!buffer) {
-            buffer = create_buffer(capacity, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
-                                   "alloc");
+            buffer = create_buffer(
+                capacity, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst, "alloc");
         }
         s_->buffers[buffer] = capacity;
         auto& c = s_->counters;
@@ -125,7 +126,9 @@ public:
         std::uint64_t const padded = (bytes + 3) & ~std::uint64_t{3};
         std::uint64_t const staging_capacity = pool_type::capacity_for(padded, s_->limits.maxBufferSize);
         WGPUBuffer staging = s_->staging_pool.take(staging_capacity);
-        if (!staging) staging = create_buffer(staging_capacity, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "copy_to_host");
+        if (!staging)
+            staging =
+                create_buffer(staging_capacity, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "copy_to_host");
         wgpuCommandEncoderCopyBufferToBuffer(encoder(), src, 0, staging, 0, padded);
         submit();
         struct mapping {
@@ -163,7 +166,9 @@ public:
         bool done = false;
         WGPUQueueWorkDoneCallbackInfo info{};
         info.mode = WGPUCallbackMode_AllowProcessEvents;
-        info.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void* ud, void*) { *static_cast<bool*>(ud) = true; };
+        info.callback = [](WGPUQueueWorkDoneStatus, WGPUStringView, void* ud, void*) {
+            *static_cast<bool*>(ud) = true;
+        };
         info.userdata1 = &done;
         wgpuQueueOnSubmittedWorkDone(s_->queue, info);
         detail::webgpu_wait(s_->instance, s_->device, [&] { return done || s_->lost; });
@@ -294,7 +299,8 @@ public:
             uniform_capacity = pool_type::capacity_for(bytes, s_->limits.maxBufferSize);
             uniform = s_->uniform_pool.take(uniform_capacity);
             if (!uniform)
-                uniform = create_buffer(uniform_capacity, WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst, "dispatch");
+                uniform =
+                    create_buffer(uniform_capacity, WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst, "dispatch");
             // Uniforms are written through the queue, which runs the write
             // before any submit that follows: each dispatch gets its own
             // buffer, returned to the pool once the encoder is submitted.
@@ -391,7 +397,8 @@ private:
         options.powerPreference = WGPUPowerPreference_HighPerformance;
         WGPURequestAdapterCallbackInfo info{};
         info.mode = WGPUCallbackMode_AllowProcessEvents;
-        info.callback = [](WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView message, void* ud, void*) {
+        info.callback = [](WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView message, void* ud,
+                           void*) {
             auto* rr = static_cast<result*>(ud);
             if (status == WGPURequestAdapterStatus_Success) rr->adapter = adapter;
             rr->message = detail::webgpu_string(message);
@@ -437,8 +444,8 @@ private:
         };
         desc.uncapturedErrorCallbackInfo.userdata1 = s_.get();
         desc.deviceLostCallbackInfo.mode = WGPUCallbackMode_AllowProcessEvents;
-        desc.deviceLostCallbackInfo.callback = [](WGPUDevice const*, WGPUDeviceLostReason reason, WGPUStringView message,
-                                                  void* ud, void*) {
+        desc.deviceLostCallbackInfo.callback = [](WGPUDevice const*, WGPUDeviceLostReason reason,
+                                                  WGPUStringView message, void* ud, void*) {
             auto* st = static_cast<state*>(ud);
             if (reason == WGPUDeviceLostReason_Destroyed || reason == WGPUDeviceLostReason_CallbackCancelled) return;
             std::lock_guard lock(st->error_mutex);
@@ -495,7 +502,9 @@ private:
             if (buffer) wgpuBufferRelease(buffer);
             check(call);
         }
-        if (!buffer) throw device_error(std::string("webgpu: ") + call + ": creating a buffer of " + std::to_string(bytes) + " bytes failed");
+        if (!buffer)
+            throw device_error(std::string("webgpu: ") + call + ": creating a buffer of " + std::to_string(bytes) +
+                               " bytes failed");
         ++s_->counters.buffers_created;
         return buffer;
     }

@@ -98,7 +98,7 @@ public:
     lazy_result(strided_ref const& like, std::size_t bytes) : bytes_(bytes) {
         void* data = nullptr;
         switch (like.device) {
-            case device_kind::cpu: data = ::operator new(bytes ? bytes : 1, std::align_val_t{64}); break;
+            case device_kind::cpu: data = ::operator new (bytes ? bytes : 1, std::align_val_t{64}); break;
 #if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
             case device_kind::webgpu:
                 webgpu_ = &current_webgpu_device();
@@ -117,7 +117,9 @@ public:
         }
         ref_ = strided_ref::contiguous_like(data, like, "lazy result");
     }
-    lazy_result(lazy_result&& o) noexcept : ref_(o.ref_), bytes_(o.bytes_), webgpu_(o.webgpu_) { o.ref_.data = nullptr; }
+    lazy_result(lazy_result&& o) noexcept : ref_(o.ref_), bytes_(o.bytes_), webgpu_(o.webgpu_) {
+        o.ref_.data = nullptr;
+    }
     lazy_result& operator=(lazy_result&&) = delete;
     lazy_result(lazy_result const&) = delete;
     lazy_result& operator=(lazy_result const&) = delete;
@@ -164,7 +166,7 @@ private:
     void release() noexcept {
         if (!ref_.data) return;
         switch (ref_.device) {
-            case device_kind::cpu: ::operator delete(ref_.data, std::align_val_t{64}); break;
+            case device_kind::cpu: ::operator delete (ref_.data, std::align_val_t{64}); break;
 #if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
             case device_kind::webgpu: webgpu_->free(ref_.data); break;
 #endif
@@ -206,8 +208,9 @@ public:
     auto div(strided_ref const& y) const { return then(lazy_ops::with_array<lazy_ops::arith::div>{y}); }
     template <typename F>
     auto map(F f) const {
-        static_assert(std::is_empty_v<F>, "lazy_chain::map: the function must be stateless (a lambda without "
-                                          "captures); pass numbers through add/sub/mul/div");
+        static_assert(std::is_empty_v<F>,
+                      "lazy_chain::map: the function must be stateless (a lambda without "
+                      "captures); pass numbers through add/sub/mul/div");
         return then(lazy_ops::map<F>{f});
     }
 
@@ -218,8 +221,7 @@ public:
         iteration_order const order = std::apply([](auto const&... r) { return iteration_order_of(r...); }, refs);
         static auto const table = dispatch_table_from_op<runner>("lazy chain");
         table.select(dispatch_set{source_.device, source_.type,
-                                  order.dense ? contiguity::contiguous : contiguity::strided})(*this, out, order,
-                                                                                              mode);
+                                  order.dense ? contiguity::contiguous : contiguity::strided})(*this, out, order, mode);
     }
 
     // Runs the chain into new memory on its device (lazy_result owns it).
@@ -234,8 +236,9 @@ public:
     void to_host(std::span<T> host, fusion mode = fusion::full) const {
         std::int64_t const n = source_.numel();
         if (dtype_of_v<T> != source_.type)
-            throw std::invalid_argument(std::string("lazy chain: to_host into ") + std::string(to_string(dtype_of_v<T>)) +
-                                        " elements, but the chain's dtype is " + std::string(to_string(source_.type)));
+            throw std::invalid_argument(std::string("lazy chain: to_host into ") +
+                                        std::string(to_string(dtype_of_v<T>)) + " elements, but the chain's dtype is " +
+                                        std::string(to_string(source_.type)));
         if (static_cast<std::int64_t>(host.size()) != n)
             throw std::invalid_argument("lazy chain: to_host into " + std::to_string(host.size()) +
                                         " elements, but the chain has " + std::to_string(n));
@@ -278,11 +281,10 @@ private:
 
     void check_operand(strided_ref const& r) const {
         if (r.device != source_.device || r.device_index != source_.device_index)
-            throw std::invalid_argument(std::string("lazy chain: '") + r.name + "' is on " +
-                                        std::string(to_string(r.device)) + ":" + std::to_string(r.device_index) +
-                                        " but the chain's input '" + source_.name + "' is on " +
-                                        std::string(to_string(source_.device)) + ":" +
-                                        std::to_string(source_.device_index));
+            throw std::invalid_argument(
+                std::string("lazy chain: '") + r.name + "' is on " + std::string(to_string(r.device)) + ":" +
+                std::to_string(r.device_index) + " but the chain's input '" + source_.name + "' is on " +
+                std::string(to_string(source_.device)) + ":" + std::to_string(source_.device_index));
         if (r.type != source_.type)
             throw std::invalid_argument(std::string("lazy chain: '") + r.name + "' has dtype " +
                                         std::string(to_string(r.type)) + " but the chain's input '" + source_.name +

@@ -67,8 +67,7 @@ struct chunk_plan {
     std::size_t threads;
 };
 
-constexpr chunk_plan plan_chunks(std::uint64_t n, parallel_hint hint, std::size_t pool_threads,
-                                 scheduling s) noexcept {
+constexpr chunk_plan plan_chunks(std::uint64_t n, parallel_hint hint, std::size_t pool_threads, scheduling s) noexcept {
     if (pool_threads == 0) pool_threads = 1;
     if (n <= 1 || pool_threads == 1) return {n == 0 ? 1 : n, 1};
     std::uint64_t const max_threads = pool_threads < n ? pool_threads : n;
@@ -82,8 +81,8 @@ constexpr chunk_plan plan_chunks(std::uint64_t n, parallel_hint hint, std::size_
     double const work = static_cast<double>(n) * cost;  // may be +inf
     double const want = work / grain_model::min_work_per_thread_ns;
     std::uint64_t threads = want >= static_cast<double>(max_threads) ? max_threads
-                            : want < 1                             ? 1
-                                                                   : static_cast<std::uint64_t>(want);
+                            : want < 1                               ? 1
+                                                                     : static_cast<std::uint64_t>(want);
     if (threads == 1) return {n, 1};
     if (s == scheduling::uniform) return {(n + threads - 1) / threads, static_cast<std::size_t>(threads)};
     std::uint64_t const chunks = grain_model::chunks_per_thread * threads;

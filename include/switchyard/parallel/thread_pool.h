@@ -245,7 +245,8 @@ private:
     };
 
     static std::size_t checked(std::size_t threads) {
-        if (threads == 0) throw std::invalid_argument("switchyard::thread_pool: the number of threads must be at least 1");
+        if (threads == 0)
+            throw std::invalid_argument("switchyard::thread_pool: the number of threads must be at least 1");
         if (threads > count_mask) throw std::invalid_argument("switchyard::thread_pool: too many threads");
         return threads;
     }
@@ -343,8 +344,8 @@ private:
 // caller runs it and then calls core.end()), nothing when nothing is left to
 // do.
 template <class F>
-std::optional<chunk_plan> plan_or_run_inline(pool_core& core, std::int64_t begin, std::int64_t end,
-                                             parallel_hint hint, scheduling policy, F& f) {
+std::optional<chunk_plan> plan_or_run_inline(pool_core& core, std::int64_t begin, std::int64_t end, parallel_hint hint,
+                                             scheduling policy, F& f) {
     static_assert(std::is_invocable_v<F&, std::int64_t, std::int64_t>,
                   "parallel_for: f must be callable as f(std::int64_t chunk_begin, std::int64_t chunk_end)");
     if (end <= begin) return std::nullopt;

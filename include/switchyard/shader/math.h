@@ -89,8 +89,8 @@ shader::value<T> softplus_to(shader::value<T> const& x) {
 }
 
 template <typename T>
-    requires shader::detail::arithmetic_value<T>
-shader::value<T> min(shader::value<T> const& a, shader::value<T> const& b) {
+requires shader::detail::arithmetic_value<T> shader::value<T> min(shader::value<T> const& a,
+                                                                  shader::value<T> const& b) {
     return shader::detail::binary<T>(shader::op::min, a, b, [](auto x, auto y) {
         if constexpr (std::is_floating_point_v<decltype(x)>)
             return min(x, y);
@@ -99,8 +99,8 @@ shader::value<T> min(shader::value<T> const& a, shader::value<T> const& b) {
     });
 }
 template <typename T>
-    requires shader::detail::arithmetic_value<T>
-shader::value<T> max(shader::value<T> const& a, shader::value<T> const& b) {
+requires shader::detail::arithmetic_value<T> shader::value<T> max(shader::value<T> const& a,
+                                                                  shader::value<T> const& b) {
     return shader::detail::binary<T>(shader::op::max, a, b, [](auto x, auto y) {
         if constexpr (std::is_floating_point_v<decltype(x)>)
             return max(x, y);

@@ -33,13 +33,11 @@ namespace shader {
 
 // A tensor view coordinate as a u32 value (see the header comment).
 template <typename I>
-value<std::uint32_t> tensor_coordinate(trace& t, I c, std::int64_t size, int dim, char const* view,
-                                       char const* name) {
+value<std::uint32_t> tensor_coordinate(trace& t, I c, std::int64_t size, int dim, char const* view, char const* name) {
     using u32 = value<std::uint32_t>;
     auto out_of_range = [&](std::int64_t v) {
         return shader_error(std::string(t.device()) + ": " + view + " '" + name + "': coordinate " +
-                            std::to_string(dim) + " is " + std::to_string(v) + ", outside [0, " +
-                            std::to_string(size) +
+                            std::to_string(dim) + " is " + std::to_string(v) + ", outside [0, " + std::to_string(size) +
                             "); on shader devices a coordinate is the for_each index, a host constant in range, "
                             "or an integer value computed on the device");
     };
@@ -74,7 +72,7 @@ value<std::uint32_t> tensor_coordinate(trace& t, I c, std::int64_t size, int dim
 namespace detail {
 
 template <auto Device, auto DType, int Rank, contiguity C, bool Writable>
-    requires shader::is_shader_device_v<Device>
+requires shader::is_shader_device_v<Device>
 class tensor_view<Device, DType, Rank, C, Writable> : public tensor_shape<Rank> {
     static_assert(Rank >= 0 && Rank <= max_rank, "tensor_in/tensor_out: Rank must be between 0 and max_rank (8)");
     using element = element_t<DType>;

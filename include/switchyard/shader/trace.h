@@ -55,19 +55,32 @@ inline constexpr scalar scalar_of = std::is_same_v<T, float>           ? scalar:
 // The dtype name of a C++ type, for errors about types shaders lack.
 template <typename T>
 constexpr char const* type_name() {
-    if constexpr (std::is_same_v<T, double>) return "f64";
-    else if constexpr (std::is_same_v<T, bfloat16>) return "bf16";
-    else if constexpr (std::is_same_v<T, std::int64_t>) return "i64";
-    else if constexpr (std::is_same_v<T, std::uint64_t>) return "u64";
-    else if constexpr (std::is_same_v<T, std::int16_t>) return "i16";
-    else if constexpr (std::is_same_v<T, std::int8_t>) return "i8";
-    else if constexpr (std::is_same_v<T, std::uint8_t>) return "u8";
-    else if constexpr (std::is_same_v<T, float>) return "f32";
-    else if constexpr (std::is_same_v<T, half>) return "f16";
-    else if constexpr (std::is_same_v<T, std::int32_t>) return "i32";
-    else if constexpr (std::is_same_v<T, std::uint32_t>) return "u32";
-    else if constexpr (std::is_same_v<T, bool>) return "bool";
-    else return "an unsupported type";
+    if constexpr (std::is_same_v<T, double>)
+        return "f64";
+    else if constexpr (std::is_same_v<T, bfloat16>)
+        return "bf16";
+    else if constexpr (std::is_same_v<T, std::int64_t>)
+        return "i64";
+    else if constexpr (std::is_same_v<T, std::uint64_t>)
+        return "u64";
+    else if constexpr (std::is_same_v<T, std::int16_t>)
+        return "i16";
+    else if constexpr (std::is_same_v<T, std::int8_t>)
+        return "i8";
+    else if constexpr (std::is_same_v<T, std::uint8_t>)
+        return "u8";
+    else if constexpr (std::is_same_v<T, float>)
+        return "f32";
+    else if constexpr (std::is_same_v<T, half>)
+        return "f16";
+    else if constexpr (std::is_same_v<T, std::int32_t>)
+        return "i32";
+    else if constexpr (std::is_same_v<T, std::uint32_t>)
+        return "u32";
+    else if constexpr (std::is_same_v<T, bool>)
+        return "bool";
+    else
+        return "an unsupported type";
 }
 
 enum class op : std::uint8_t {
@@ -78,11 +91,38 @@ enum class op : std::uint8_t {
     convert,  // a, converted to the node's type
     select,   // a ? b : c
     // unary
-    neg, logical_not, bit_not,
+    neg,
+    logical_not,
+    bit_not,
     // binary
-    add, sub, mul, div, rem, lt, le, gt, ge, eq, ne, logical_and, logical_or, bit_and, bit_or, bit_xor,
+    add,
+    sub,
+    mul,
+    div,
+    rem,
+    lt,
+    le,
+    gt,
+    ge,
+    eq,
+    ne,
+    logical_and,
+    logical_or,
+    bit_and,
+    bit_or,
+    bit_xor,
     // math (switchyard/math.h's functions)
-    abs, min, max, sqrt, exp, expm1, log, log1p, tanh, sigmoid, softplus,
+    abs,
+    min,
+    max,
+    sqrt,
+    exp,
+    expm1,
+    log,
+    log1p,
+    tanh,
+    sigmoid,
+    softplus,
 };
 
 struct node {

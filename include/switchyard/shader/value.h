@@ -60,8 +60,7 @@ public:
     value(U v) : host_(host_cast<T>(v)) {}  // NOLINT: implicit, like the number itself
     // Conversion between value types: static_cast<value<float>>(x).
     template <typename U>
-        requires(!std::is_same_v<U, T>)
-    explicit value(value<U> const& other) {
+    requires(!std::is_same_v<U, T>) explicit value(value<U> const& other) {
         if (!other.symbolic()) {
             host_ = host_cast<T>(other.host());
             return;
@@ -89,9 +88,7 @@ public:
     }
 
     // Only a host value<bool> has a truth value the host can branch on.
-    explicit operator bool() const
-        requires std::is_same_v<T, bool>
-    {
+    explicit operator bool() const requires std::is_same_v<T, bool> {
         if (symbolic()) {
             trace const& t = active("a branch");
             throw shader_error(std::string(t.device()) +
@@ -103,13 +100,21 @@ public:
     }
 
     template <typename U>
-    value& operator+=(U const& o) { return *this = *this + o; }
+    value& operator+=(U const& o) {
+        return *this = *this + o;
+    }
     template <typename U>
-    value& operator-=(U const& o) { return *this = *this - o; }
+    value& operator-=(U const& o) {
+        return *this = *this - o;
+    }
     template <typename U>
-    value& operator*=(U const& o) { return *this = *this * o; }
+    value& operator*=(U const& o) {
+        return *this = *this * o;
+    }
     template <typename U>
-    value& operator/=(U const& o) { return *this = *this / o; }
+    value& operator/=(U const& o) {
+        return *this = *this / o;
+    }
 
 private:
     std::int32_t node_ = -1;
@@ -184,22 +189,18 @@ concept integer_value = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 }  // namespace detail
 
 // Binary operators: value op value, value op number, number op value.
-#define SWITCHYARD_SHADER_BINARY(sym, code, result, constraint)                                           \
-    template <typename T>                                                                                 \
-        requires constraint                                                                               \
-    value<result> operator sym(value<T> const& a, value<T> const& b) {                                    \
-        return detail::binary<result>(code, a, b, [](auto x, auto y) { return x sym y; });               \
-    }                                                                                                     \
-    template <typename T, host_number U>                                                                  \
-        requires constraint && host_operand<U, T>                                                         \
-    value<result> operator sym(value<T> const& a, U b) {                                                  \
-        return a sym value<T>(b);                                                                         \
-    }                                                                                                     \
-    template <typename T, host_number U>                                                                  \
-        requires constraint && host_operand<U, T>                                                         \
-    value<result> operator sym(U a, value<T> const& b) {                                                  \
-        return value<T>(a) sym b;                                                                         \
-    }
+#define SWITCHYARD_SHADER_BINARY(sym, code, result, constraint)                            \
+    template <typename T>                                                                  \
+    requires constraint value<result>                                                      \
+    operator sym(value<T> const& a, value<T> const& b) {                                   \
+        return detail::binary<result>(code, a, b, [](auto x, auto y) { return x sym y; }); \
+    }                                                                                      \
+    template <typename T, host_number U>                                                   \
+    requires constraint && host_operand<U, T> value<result>                                \
+    operator sym(value<T> const& a, U b) { return a sym value<T>(b); }                     \
+    template <typename T, host_number U>                                                   \
+    requires constraint && host_operand<U, T> value<result>                                \
+    operator sym(U a, value<T> const& b) { return value<T>(a) sym b; }
 
 SWITCHYARD_SHADER_BINARY(+, op::add, T, detail::arithmetic_value<T>)
 SWITCHYARD_SHADER_BINARY(-, op::sub, T, detail::arithmetic_value<T>)
@@ -222,8 +223,8 @@ SWITCHYARD_SHADER_BINARY(||, op::logical_or, bool, (std::is_same_v<T, bool>))
 #undef SWITCHYARD_SHADER_BINARY
 
 template <typename T>
-    requires(detail::arithmetic_value<T> && !std::is_unsigned_v<T>)
-value<T> operator-(value<T> const& a) {
+requires(detail::arithmetic_value<T> && !std::is_unsigned_v<T>) value<T>
+operator-(value<T> const& a) {
     if (!a.symbolic()) return value<T>(host_cast<T>(-host_cast<detail::host_arith_t<T>>(a.host())));
     return detail::record<T>(op::neg, "negation", a);
 }
@@ -236,8 +237,8 @@ inline value<bool> operator!(value<bool> const& a) {
     return detail::record<bool>(op::logical_not, "logical not", a);
 }
 template <typename T>
-    requires detail::integer_value<T>
-value<T> operator~(value<T> const& a) {
+requires detail::integer_value<T> value<T>
+operator~(value<T> const& a) {
     if (!a.symbolic()) return value<T>(static_cast<T>(~a.host()));
     return detail::record<T>(op::bit_not, "bitwise not", a);
 }

@@ -120,13 +120,21 @@ public:
     }
 
     template <typename U>
-    element_ref const& operator+=(U const& o) const { return *this = value<T>(*this) + o; }
+    element_ref const& operator+=(U const& o) const {
+        return *this = value<T>(*this) + o;
+    }
     template <typename U>
-    element_ref const& operator-=(U const& o) const { return *this = value<T>(*this) - o; }
+    element_ref const& operator-=(U const& o) const {
+        return *this = value<T>(*this) - o;
+    }
     template <typename U>
-    element_ref const& operator*=(U const& o) const { return *this = value<T>(*this) * o; }
+    element_ref const& operator*=(U const& o) const {
+        return *this = value<T>(*this) * o;
+    }
     template <typename U>
-    element_ref const& operator/=(U const& o) const { return *this = value<T>(*this) / o; }
+    element_ref const& operator/=(U const& o) const {
+        return *this = value<T>(*this) / o;
+    }
 
 private:
     std::uint32_t slot_;
@@ -138,7 +146,7 @@ private:
 namespace detail {
 
 template <auto Device, auto DType, contiguity C, bool Writable>
-    requires shader::is_shader_device_v<Device>
+requires shader::is_shader_device_v<Device>
 class flat_view<Device, DType, C, Writable> {
     using element = element_t<DType>;
     static constexpr char const* view_name = Writable ? "flat_out" : "flat_in";

@@ -84,7 +84,9 @@ fn sy_reduce_ln2(x: f32) -> vec3<f32> {
     return sy_exp_scale(1.0 + (red.x + sy_expm1_tail(red.x, red.y)), i32(red.z));
 }
 )"},
-        {"sy_exp_pair", {"sy_reduce_ln2", "sy_expm1_tail", "sy_exp_scale"}, R"(// exp(x) as hi + lo, lo the rounding error of hi.
+        {"sy_exp_pair",
+         {"sy_reduce_ln2", "sy_expm1_tail", "sy_exp_scale"},
+         R"(// exp(x) as hi + lo, lo the rounding error of hi.
 fn sy_exp_pair(x: f32) -> vec2<f32> {
     let red = sy_reduce_ln2(clamp(x, -104.0, 89.0));
     let one_r = 1.0 + red.x;
@@ -146,7 +148,9 @@ fn sy_log1p_near(f: f32) -> f32 {
     return f + (f * f) * q;
 }
 )"},
-        {"sy_log1p", {"sy_log1p_near", "sy_log_finish", "sy_f32_bits"}, R"(// log1p without cancellation. On [-1/4, 1/2] a polynomial in x itself;
+        {"sy_log1p",
+         {"sy_log1p_near", "sy_log_finish", "sy_f32_bits"},
+         R"(// log1p without cancellation. On [-1/4, 1/2] a polynomial in x itself;
 // elsewhere through u = 1 + x and c = what rounding u lost. (Shader compilers
 // may reassociate c = x - (u - 1) to 0, so c is only relied on where it is
 // below an ulp of the result.)
@@ -165,7 +169,9 @@ fn sy_log1p(x: f32) -> f32 {
     return select(x, r, x < sy_f32_bits(0x7f800000u));
 }
 )"},
-        {"sy_expm1", {"sy_reduce_ln2", "sy_expm1_tail"}, R"(// expm1 without cancellation: 2 (h r + (h - 1/2) + h q), h = 2^(k-1).
+        {"sy_expm1",
+         {"sy_reduce_ln2", "sy_expm1_tail"},
+         R"(// expm1 without cancellation: 2 (h r + (h - 1/2) + h q), h = 2^(k-1).
 fn sy_expm1(x: f32) -> f32 {
     let red = sy_reduce_ln2(clamp(x, -18.0, 89.0));
     let q = sy_expm1_tail(red.x, red.y);
@@ -187,7 +193,9 @@ fn sy_exp_nonpositive(a: f32) -> f32 {
     return (p * bitcast<f32>(bitcast<u32>(i32(kf) + 191) << 23u)) * 5.42101086e-20;
 }
 )"},
-        {"sy_log1p_unit", {"sy_log1p_near"}, R"(// log1p(e) for e in [0, 1]: above 1/2, 1 + e = 2 (1 + f) with f = (e - 1)/2 exact.
+        {"sy_log1p_unit",
+         {"sy_log1p_near"},
+         R"(// log1p(e) for e in [0, 1]: above 1/2, 1 + e = 2 (1 + f) with f = (e - 1)/2 exact.
 fn sy_log1p_unit(e: f32) -> f32 {
     let halved = e >= 0.5;
     let l = sy_log1p_near(select(e, e * 0.5 - 0.5, halved));
@@ -398,8 +406,8 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
                                                       : scalar_type + "(" + fn + "(f32(" + arg + ")))";
                     };
                     // The helpers are scalar functions: a vec4 calls them per component.
-                    expr = vec ? type + "(" + call(a + ".x") + ", " + call(a + ".y") + ", " + call(a + ".z") +
-                                     ", " + call(a + ".w") + ")"
+                    expr = vec ? type + "(" + call(a + ".x") + ", " + call(a + ".y") + ", " + call(a + ".z") + ", " +
+                                     call(a + ".w") + ")"
                                : call(a);
                 } else if (vec && (nd.code == op::logical_and || nd.code == op::logical_or)) {
                     // && and || take scalar bools only; & and | work per component.
@@ -431,7 +439,9 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
     s += "@compute @workgroup_size(" + wg +
          ")\nfn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,\n"
          "        @builtin(local_invocation_index) lane: u32) {\n"
-         "    let i = (wg.y * groups.x + wg.x) * " + wg + "u + lane;\n"
+         "    let i = (wg.y * groups.x + wg.x) * " +
+         wg +
+         "u + lane;\n"
          "    if (i >= u.w[0].x) {\n        return;\n    }\n";
     s += body;
     s += "}\n";

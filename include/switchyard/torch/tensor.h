@@ -62,15 +62,14 @@ class op_args {
 public:
     op_args(std::string_view op, std::initializer_list<named_tensor> tensors) : op_(op) {
         if (tensors.size() == 0 || tensors.size() > max_args)
-            fail("op_args takes 1 to " + std::to_string(max_args) + " tensors, got " +
-                 std::to_string(tensors.size()));
+            fail("op_args takes 1 to " + std::to_string(max_args) + " tensors, got " + std::to_string(tensors.size()));
         for (auto const& t : tensors)
             if (!t.tensor.defined()) fail(std::string("argument '") + t.name + "' is an undefined tensor");
         auto const& first = *tensors.begin();
         for (auto const& t : tensors)
             if (t.tensor.device() != first.tensor.device())
-                fail(std::string("argument '") + t.name + "' is on " + t.tensor.device().str() + " but '" +
-                     first.name + "' is on " + first.tensor.device().str());
+                fail(std::string("argument '") + t.name + "' is on " + t.tensor.device().str() + " but '" + first.name +
+                     "' is on " + first.tensor.device().str());
         for (auto const& t : tensors) {
             try {
                 refs_[count_++] = strided_source<at::Tensor>::ref(t.tensor, t.name);

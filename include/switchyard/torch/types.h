@@ -139,9 +139,8 @@ using torch_full_float_stype_axis =
 using torch_builtin_float_stype_axis = axis<c10::ScalarType::Float, c10::ScalarType::Double>;
 using torch_integer_stype_axis = axis<c10::ScalarType::Byte, c10::ScalarType::Char, c10::ScalarType::Short,
                                       c10::ScalarType::Int, c10::ScalarType::Long>;
-using torch_full_numeric_stype_axis =
-    axis<c10::ScalarType::Byte, c10::ScalarType::Char, c10::ScalarType::Short, c10::ScalarType::Int,
-         c10::ScalarType::Long, c10::ScalarType::Half, c10::ScalarType::BFloat16, c10::ScalarType::Float,
-         c10::ScalarType::Double>;
+using torch_full_numeric_stype_axis = axis<c10::ScalarType::Byte, c10::ScalarType::Char, c10::ScalarType::Short,
+                                           c10::ScalarType::Int, c10::ScalarType::Long, c10::ScalarType::Half,
+                                           c10::ScalarType::BFloat16, c10::ScalarType::Float, c10::ScalarType::Double>;
 
 }  // namespace switchyard

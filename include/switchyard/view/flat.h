@@ -90,8 +90,7 @@ strided_ref checked_flat_layout(strided_ref const& ref, iteration_order const* o
     if constexpr (C == contiguity::contiguous) {
         if (!laid_out.is_contiguous())
             throw std::invalid_argument(std::string(view) + ": " + ref_label(ref.name) +
-                                        (order ? " is not dense in the shared iteration order"
-                                               : " is not contiguous") +
+                                        (order ? " is not dense in the shared iteration order" : " is not contiguous") +
                                         " but the view is contiguity::contiguous; use a strided view");
     }
     return laid_out;

@@ -193,9 +193,8 @@ struct index_constant {
 // it keep a lane_context in registers.
 template <int N, typename F>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE void unrolled(F&& f) noexcept {
-    [&]<int... K>(std::integer_sequence<int, K...>) {
-        (f(index_constant<K>{}), ...);
-    }(std::make_integer_sequence<int, N>{});
+    [&]<int... K>(std::integer_sequence<int, K...>) { (f(index_constant<K>{}), ...); }
+    (std::make_integer_sequence<int, N>{});
 }
 
 // One chunk of Lanes indices: the loads and stores of the contiguous views
@@ -211,8 +210,8 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE void unrolled(F&& f) noexcept {
 // bytes), runs past the view's end, or not every lane was written.
 template <int Lanes>
 struct lane_context {
-    static constexpr int slots = 4;               // views per kind; more go element by element
-    static constexpr int max_bytes = Lanes * 8;   // elements of up to 8 bytes
+    static constexpr int slots = 4;              // views per kind; more go element by element
+    static constexpr int max_bytes = Lanes * 8;  // elements of up to 8 bytes
 
     struct load_slot {
         void const* view;
@@ -238,7 +237,7 @@ struct lane_context {
     // slot is taken (the caller then loads the element itself).
     template <bool ReadOnly, typename T>
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool load(void const* view, T const* data, std::int64_t size, int lane,
-                                                      T& value) noexcept {
+                                                       T& value) noexcept {
         if constexpr (Lanes * sizeof(T) > max_bytes)
             return false;
         else
@@ -260,7 +259,7 @@ struct lane_context {
     // slot is taken by other views): it must then be read from memory too.
     template <typename T>
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool written(void const* view, T* data, int lane, T& value,
-                                                         bool& direct) const noexcept {
+                                                          bool& direct) const noexcept {
         direct = false;
         return read_written<0>(view, reinterpret_cast<unsigned char*>(data + first), lane, value, direct);
     }
@@ -291,7 +290,7 @@ private:
 
     template <int S, bool ReadOnly, typename T>
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool load_from(void const* view, T const* data, std::int64_t size,
-                                                           int lane, T& value) noexcept {
+                                                            int lane, T& value) noexcept {
         if constexpr (S == slots) {
             return false;
         } else {
@@ -324,7 +323,7 @@ private:
 
     template <int S, typename T>
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool store_into(void const* view, T* data, int lane,
-                                                            T const& value) noexcept {
+                                                             T const& value) noexcept {
         if constexpr (S == slots) {
             return false;
         } else {
@@ -349,7 +348,7 @@ private:
 
     template <int S, typename T>
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE bool read_written(void const* view, unsigned char const* chunk, int lane,
-                                                              T& value, bool& direct) const noexcept {
+                                                               T& value, bool& direct) const noexcept {
         if constexpr (S == slots) {
             direct = true;  // no slot of its own and none free: written element by element
             return false;
@@ -410,8 +409,9 @@ public:
     // static_cast<float>(out[i]) for a 2-byte T, which converts to float
     // with a conversion of its own.
     template <typename U>
-        requires(!std::is_same_v<U, T> && requires(T t) { static_cast<U>(t); })
-    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE explicit operator U() const noexcept {
+    requires(!std::is_same_v<U, T> && requires(T t) { static_cast<U>(t); }) SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE
+        explicit
+        operator U() const noexcept {
         return static_cast<U>(static_cast<T>(*this));
     }
 

@@ -94,9 +94,8 @@ iteration_order iteration_order_of(strided_ref const& first, Rest const&... rest
                 return false;
             }())
             throw std::invalid_argument("iteration order: " + detail::ref_label(r->name) + " has shape " +
-                                        detail::shape_string(*r) + " but " + detail::ref_label(first.name) +
-                                        " has " + detail::shape_string(first) +
-                                        "; elementwise operands must have one shape");
+                                        detail::shape_string(*r) + " but " + detail::ref_label(first.name) + " has " +
+                                        detail::shape_string(first) + "; elementwise operands must have one shape");
 
     auto order = iteration_order::logical(first.rank);
     // Insertion sort: stable, so ties keep the logical order.

@@ -47,12 +47,11 @@ struct strided_ref {
         if (sizes.size() != strides.size())
             throw std::invalid_argument(std::string("strided_ref '") + name + "': " + std::to_string(sizes.size()) +
                                         " sizes but " + std::to_string(strides.size()) + " strides");
-        return make(data, type, device, sizes.begin(), strides.begin(), static_cast<std::int64_t>(sizes.size()),
-                    name);
+        return make(data, type, device, sizes.begin(), strides.begin(), static_cast<std::int64_t>(sizes.size()), name);
     }
     // Row-major (C order) strides for the given sizes.
-    static strided_ref contiguous(void* data, dtype type, device_kind device,
-                                  std::initializer_list<std::int64_t> sizes, char const* name = "tensor") {
+    static strided_ref contiguous(void* data, dtype type, device_kind device, std::initializer_list<std::int64_t> sizes,
+                                  char const* name = "tensor") {
         std::int64_t strides[max_rank] = {};
         std::int64_t const rank = static_cast<std::int64_t>(sizes.size());
         row_major_strides(sizes.begin(), rank, strides);
@@ -132,8 +131,7 @@ inline strided_ref strided_ref::make(void* data, dtype type, device_kind device,
     std::int64_t reach = 0;  // largest |offset| of any element
     for (std::int64_t d = 0; d < rank; ++d) {
         if (sizes[d] < 0)
-            fail("size of dimension " + std::to_string(d) + " is " + std::to_string(sizes[d]) +
-                 "; sizes must be >= 0");
+            fail("size of dimension " + std::to_string(d) + " is " + std::to_string(sizes[d]) + "; sizes must be >= 0");
         r.sizes[d] = sizes[d];
         r.strides[d] = strides[d];
         if (__builtin_mul_overflow(numel, sizes[d], &numel)) fail("the element count overflows int64");
@@ -146,8 +144,7 @@ inline strided_ref strided_ref::make(void* data, dtype type, device_kind device,
                 __builtin_add_overflow(reach, span, &reach))
                 fail("sizes x strides overflow int64 (dimension " + std::to_string(d) + ")");
         }
-        if (data == nullptr)
-            fail("data pointer is null but the array has " + std::to_string(numel) + " elements");
+        if (data == nullptr) fail("data pointer is null but the array has " + std::to_string(numel) + " elements");
     }
     return r;
 }

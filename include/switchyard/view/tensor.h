@@ -35,8 +35,8 @@ template <auto Device, auto DType, int Rank, contiguity C>
 strided_ref const& check_tensor_view_target(strided_ref const& ref, char const* view_name) {
     check_view_target<Device, DType>(ref, view_name);
     if (ref.rank != Rank)
-        throw std::invalid_argument(std::string(view_name) + "<..., " + std::to_string(Rank) + ", ...>: " +
-                                    ref_label(ref.name) + " has rank " + std::to_string(ref.rank) +
+        throw std::invalid_argument(std::string(view_name) + "<..., " + std::to_string(Rank) +
+                                    ", ...>: " + ref_label(ref.name) + " has rank " + std::to_string(ref.rank) +
                                     " but the view needs rank " + std::to_string(Rank));
     if constexpr (C == contiguity::contiguous) {
         if (!ref.is_contiguous())
@@ -96,7 +96,7 @@ public:
     template <typename... I>
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE decltype(auto) operator()(I... index) const noexcept {
         static_assert(sizeof...(I) == Rank, "tensor view: pass exactly Rank indices");
-        static_assert(((std::is_integral_v<I> || std::is_same_v<I, flat_index>) && ...),
+        static_assert(((std::is_integral_v<I> || std::is_same_v<I, flat_index>)&&...),
                       "tensor view: indices must be integers");
         std::int64_t const idx[tensor_shape<Rank>::stored] = {static_cast<std::int64_t>(index)...};
         std::int64_t offset = 0;

@@ -14,7 +14,8 @@ class cuda_device_guard {
 public:
     explicit cuda_device_guard(int ordinal) {
         cuda_check(cudaGetDevice(&previous_), "cudaGetDevice");
-        if (ordinal != previous_) cuda_check(cudaSetDevice(ordinal), "cudaSetDevice", "cuda:" + std::to_string(ordinal));
+        if (ordinal != previous_)
+            cuda_check(cudaSetDevice(ordinal), "cudaSetDevice", "cuda:" + std::to_string(ordinal));
     }
     ~cuda_device_guard() {
         int current = previous_;

@@ -78,8 +78,9 @@ stream_set cuda_streams_to_warm(F const& f) noexcept {
 // mapping to the core dtype is a constant (torch's complex types, which map
 // to none, are not).
 template <auto X>
-concept names_core_dtype = dtype_enum_type<decltype(X)> &&
-                           requires { typename std::integral_constant<dtype, dtype_enum<decltype(X)>::to_core(X)>; };
+concept names_core_dtype = dtype_enum_type<decltype(X)> && requires {
+    typename std::integral_constant<dtype, dtype_enum<decltype(X)>::to_core(X)>;
+};
 
 // The size of the smallest dtype among the tag's values, 0 without one.
 template <typename Tag>
@@ -94,7 +95,8 @@ constexpr std::size_t smallest_dtype_bytes() {
         };
         (consider.template operator()<V>(), ...);
         return smallest;
-    }(Tag{});
+    }
+    (Tag{});
 }
 
 // Elements per thread per tile: 16 for 1- and 2-byte dtypes, else 8 (the
@@ -132,7 +134,9 @@ constexpr int cuda_chunk_lanes() {
 // flat_index instantiates no body. nvcc's host-side stand-in for a
 // __device__ lambda has a template one, so only device code knows there.
 template <typename F>
-concept plain_call_operator = requires { &F::operator(); };
+concept plain_call_operator = requires {
+    &F::operator();
+};
 
 // Whether f takes a flat_index (not just an integer) as its index.
 template <typename F, typename Tag>
@@ -184,9 +188,7 @@ __device__ __forceinline__ unsigned cuda_warm(std::uint64_t address) {
         return 0;
     } else if constexpr (Warm == 2) {
         unsigned a, b, c, d;
-        asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(a), "=r"(b), "=r"(c), "=r"(d)
-                     : "l"(address));
+        asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(address));
         return a ^ b ^ c ^ d;
     } else if constexpr (Warm == 3) {
         asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
@@ -261,9 +263,9 @@ void cuda_for_each_launch(Tag tag, std::int64_t first, std::int64_t count, F con
     // Lanes per chunk come from the host: cuda_chunk_lanes is a host function
     // (nvcc without --expt-relaxed-constexpr calls none from device code).
     constexpr int lanes = cuda_chunk_lanes<Tag, PerThread>();
-    cuda_for_each_kernel<block, Warm, PerThread, lanes><<<grid, block, 0, stream>>>(
-        f, tag, first, count, Warm != 0 ? cuda_streams_to_warm(f) : stream_set{},
-        cuda_chunks_aligned<Tag, PerThread>(f, first));
+    cuda_for_each_kernel<block, Warm, PerThread, lanes>
+        <<<grid, block, 0, stream>>>(f, tag, first, count, Warm != 0 ? cuda_streams_to_warm(f) : stream_set{},
+                                     cuda_chunks_aligned<Tag, PerThread>(f, first));
     cuda_check(cudaGetLastError(), "for_each kernel launch", "cuda:" + std::to_string(device));
 }
 

@@ -31,14 +31,16 @@ namespace switchyard {
 
 template <any_tag Tag, typename F>
 void for_each_on_cuda_devices(std::span<int const> devices, Tag tag, std::int64_t count, F const& f) {
-    if (count < 0) throw std::invalid_argument("for_each_on_cuda_devices: count is " + std::to_string(count) + "; it must be >= 0");
+    if (count < 0)
+        throw std::invalid_argument("for_each_on_cuda_devices: count is " + std::to_string(count) +
+                                    "; it must be >= 0");
     if (devices.empty()) throw std::invalid_argument("for_each_on_cuda_devices: the device list is empty");
     int visible = 0;
     cuda_check(cudaGetDeviceCount(&visible), "cudaGetDeviceCount");
     for (int d : devices)
         if (d < 0 || d >= visible)
-            throw std::invalid_argument("for_each_on_cuda_devices: device " + std::to_string(d) + " is not one of the " +
-                                        std::to_string(visible) + " visible CUDA device(s)");
+            throw std::invalid_argument("for_each_on_cuda_devices: device " + std::to_string(d) +
+                                        " is not one of the " + std::to_string(visible) + " visible CUDA device(s)");
     if (count == 0) return;
 
     int caller = 0;
