@@ -1,6 +1,6 @@
 // Everything in switchyard that needs no torch or vendor (CUDA, Metal,
 // WebGPU) header: the core, thread pools, views, the CPU device, for_each,
-// kernel math, kernel types and shader tracing, and lazy chains. Add
+// transform, kernel math, kernel types and shader tracing, and lazy chains. Add
 // switchyard/torch.h for the PyTorch adapter; define SWITCHYARD_WITH_WEBGPU
 // (the switchyard::webgpu CMake target) for for_each on WebGPU.
 #pragma once
@@ -16,4 +16,5 @@
 #include "switchyard/math.h"
 #include "switchyard/parallel.h"
 #include "switchyard/shader.h"
+#include "switchyard/transform.h"
 #include "switchyard/view.h"

@@ -70,9 +70,9 @@ inline std::string shape_string(strided_ref const& r) {
 }
 
 // True when dimension `outer` should move inside dimension `inner`.
-template <std::size_t N>
-bool walks_inside(strided_ref const* const (&refs)[N], std::int32_t outer, std::int32_t inner) {
-    for (auto const* r : refs) {
+inline bool walks_inside(strided_ref const* const* refs, int n, std::int32_t outer, std::int32_t inner) {
+    for (int k = 0; k < n; ++k) {
+        strided_ref const* r = refs[k];
         std::int64_t const a = r->strides[outer], b = r->strides[inner];
         if (r->sizes[outer] == 1 || r->sizes[inner] == 1 || a == 0 || b == 0) continue;
         std::int64_t const ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
@@ -82,6 +82,22 @@ bool walks_inside(strided_ref const* const (&refs)[N], std::int32_t outer, std::
 }
 
 }  // namespace detail
+
+// The joint order of n operands of one shape (the caller checks the shapes);
+// refs[0]'s layout leads.
+inline iteration_order joint_iteration_order(strided_ref const* const* refs, int n) {
+    auto order = iteration_order::logical(refs[0]->rank);
+    // Insertion sort: stable, so ties keep the logical order.
+    for (std::int32_t i = 1; i < order.rank; ++i)
+        for (std::int32_t j = i; j > 0 && detail::walks_inside(refs, n, order.dims[j - 1], order.dims[j]); --j) {
+            auto const t = order.dims[j - 1];
+            order.dims[j - 1] = order.dims[j];
+            order.dims[j] = t;
+        }
+    order.dense = true;
+    for (int k = 0; k < n; ++k) order.dense = order.dense && order.permute(*refs[k]).is_contiguous();
+    return order;
+}
 
 // The joint order of same-shaped operands; the first one's layout leads.
 template <std::same_as<strided_ref>... Rest>
@@ -96,19 +112,7 @@ iteration_order iteration_order_of(strided_ref const& first, Rest const&... rest
             throw std::invalid_argument("iteration order: " + detail::ref_label(r->name) + " has shape " +
                                         detail::shape_string(*r) + " but " + detail::ref_label(first.name) + " has " +
                                         detail::shape_string(first) + "; elementwise operands must have one shape");
-
-    auto order = iteration_order::logical(first.rank);
-    // Insertion sort: stable, so ties keep the logical order.
-    for (std::int32_t i = 1; i < order.rank; ++i)
-        for (std::int32_t j = i; j > 0 && detail::walks_inside(refs, order.dims[j - 1], order.dims[j]); --j) {
-            auto const t = order.dims[j - 1];
-            order.dims[j - 1] = order.dims[j];
-            order.dims[j] = t;
-        }
-
-    order.dense = true;
-    for (auto const* r : refs) order.dense = order.dense && order.permute(*r).is_contiguous();
-    return order;
+    return joint_iteration_order(refs, static_cast<int>(sizeof...(Rest)) + 1);
 }
 
 // contiguity::contiguous when one flat index is the memory offset of every

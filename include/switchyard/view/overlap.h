@@ -74,6 +74,10 @@ inline byte_range bytes_of(strided_ref const& r) {
 inline memory_overlap memory_overlap_of(strided_ref const& a, strided_ref const& b) {
     if (a.numel() == 0 || b.numel() == 0 || a.device != b.device || a.device_index != b.device_index)
         return memory_overlap::none;
+    // On shader devices data is a buffer handle, element 0 at the buffer's
+    // start: different handles never share memory.
+    bool const handles = a.device == device_kind::webgpu || a.device == device_kind::metal;
+    if (handles && a.data != b.data) return memory_overlap::none;
     detail::byte_range const ra = detail::bytes_of(a), rb = detail::bytes_of(b);
     if (ra.hi <= rb.lo || rb.hi <= ra.lo) return memory_overlap::none;
     bool same = a.data == b.data && a.type == b.type && a.rank == b.rank;

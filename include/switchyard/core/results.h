@@ -1,0 +1,61 @@
+// results{a, b, ...}: what a transform kernel returns when it has several
+// outputs, one value per output in the order the outputs were passed.
+//
+//     sy::transform(tag, sy::outputs(lo, hi), [=] SWITCHYARD_HOST_DEVICE (C x) {
+//         return sy::results{x - C(1), x + C(1)};
+//     }, in);
+//
+// A plain aggregate usable in CUDA device code without
+// --expt-relaxed-constexpr (std::tuple is not) and on shader devices, where
+// the values are symbolic.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "switchyard/core/config.h"
+
+namespace switchyard {
+
+namespace detail {
+
+template <std::size_t I, typename T>
+struct result_slot {
+    T value;
+};
+
+template <typename Indices, typename... T>
+struct result_slots;
+template <std::size_t... I, typename... T>
+struct result_slots<std::index_sequence<I...>, T...> : result_slot<I, T>... {};
+
+template <std::size_t I, typename T>
+SWITCHYARD_HOST_DEVICE constexpr T const& slot_value(result_slot<I, T> const& s) noexcept {
+    return s.value;
+}
+
+}  // namespace detail
+
+template <typename... T>
+struct results {
+    detail::result_slots<std::index_sequence_for<T...>, T...> slots;
+
+    SWITCHYARD_HOST_DEVICE constexpr results(T const&... v) : slots{{v}...} {}
+
+    static constexpr std::size_t size = sizeof...(T);
+
+    template <std::size_t I>
+    SWITCHYARD_HOST_DEVICE constexpr auto const& get() const noexcept {
+        return detail::slot_value<I>(slots);
+    }
+};
+
+template <typename... T>
+results(T...) -> results<T...>;
+
+template <typename T>
+inline constexpr bool is_results_v = false;
+template <typename... T>
+inline constexpr bool is_results_v<results<T...>> = true;
+
+}  // namespace switchyard

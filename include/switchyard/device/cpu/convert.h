@@ -1,0 +1,139 @@
+// Block conversion between storage and compute types for the CPU's
+// elementwise runner (device/cpu/transform.h): load n elements at a stride
+// into a compute-type buffer, store a buffer back.
+//
+// f16 and bf16 are converted from their bits with switchyard's own integer
+// conversions (core/half.h, core/bfloat16.h), whatever the storage type
+// (switchyard::half, c10::Half, ...), so the loops vectorize. Contiguous f16
+// blocks use the CPU's F16C instructions where it has them (vcvtph2ps and
+// vcvtps2ph, 8 values an instruction), chosen once at run time: g++ does not
+// vectorize the integer conversion inside target_clones, and even vectorized
+// it costs several times F16C.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "switchyard/core/bfloat16.h"
+#include "switchyard/core/config.h"
+#include "switchyard/core/dtype.h"
+#include "switchyard/core/half.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#include <immintrin.h>
+#define SWITCHYARD_HAS_F16C_PATH 1
+#endif
+
+namespace switchyard::detail {
+
+using f16_load_fn = void (*)(std::uint16_t const*, float*, std::int64_t);
+using f16_store_fn = void (*)(float const*, std::uint16_t*, std::int64_t);
+
+inline void f16_load_portable(std::uint16_t const* src, float* dst, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) dst[j] = half_bits_to_float(src[j]);
+}
+inline void f16_store_portable(float const* src, std::uint16_t* dst, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) dst[j] = float_to_half_bits(src[j]);
+}
+
+#if defined(SWITCHYARD_HAS_F16C_PATH)
+// Both round to nearest even and give the integer conversions' results for
+// every input but NaN payloads (F16C keeps more payload bits; NaN stays NaN).
+__attribute__((target("avx,f16c"))) inline void f16_load_f16c(std::uint16_t const* src, float* dst, std::int64_t n) {
+    std::int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<__m128i const*>(src + j))));
+    for (; j < n; ++j) dst[j] = _cvtsh_ss(src[j]);
+}
+__attribute__((target("avx,f16c"))) inline void f16_store_f16c(float const* src, std::uint16_t* dst, std::int64_t n) {
+    std::int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; j < n; ++j) dst[j] = _cvtss_sh(src[j], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+#endif
+
+struct f16_converters {
+    f16_load_fn load;
+    f16_store_fn store;
+};
+
+// Picked once per process. SWITCHYARD_NO_F16C forces the portable loops
+// (tests compare both).
+inline f16_converters const& f16_block_converters() {
+    static f16_converters const converters = [] {
+#if defined(SWITCHYARD_HAS_F16C_PATH) && !defined(SWITCHYARD_NO_F16C)
+        // Every CPU with AVX2 has F16C (clang 14 cannot ask for f16c itself).
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2")) return f16_converters{&f16_load_f16c, &f16_store_f16c};
+#endif
+        return f16_converters{&f16_load_portable, &f16_store_portable};
+    }();
+    return converters;
+}
+
+template <dtype D, typename S>
+inline constexpr bool is_16bit_float_storage = (D == dtype::f16 || D == dtype::bf16) && sizeof(S) == 2;
+
+// A storage value's bits as uint16 (f16, bf16 of any storage type).
+template <typename S>
+SWITCHYARD_INLINE std::uint16_t bits16(S const& s) noexcept {
+    std::uint16_t b;
+    std::memcpy(&b, &s, 2);
+    return b;
+}
+template <typename S>
+SWITCHYARD_INLINE S from_bits16(std::uint16_t b) noexcept {
+    S s;
+    std::memcpy(&s, &b, 2);
+    return s;
+}
+
+// One storage value to compute type C, and back.
+template <dtype D, typename C, typename S>
+SWITCHYARD_INLINE C load_value(S const& s) noexcept {
+    if constexpr (is_16bit_float_storage<D, S> && std::is_same_v<C, float>)
+        return D == dtype::f16 ? half_bits_to_float(bits16(s)) : bfloat16_bits_to_float(bits16(s));
+    else
+        return static_cast<C>(s);
+}
+template <dtype D, typename S, typename C>
+SWITCHYARD_INLINE S store_value(C const& c) noexcept {
+    if constexpr (is_16bit_float_storage<D, S> && std::is_same_v<C, float>)
+        return from_bits16<S>(D == dtype::f16 ? float_to_half_bits(c) : float_to_bfloat16_bits(c));
+    else
+        return static_cast<S>(c);
+}
+
+// dst[j] = src[j * stride] as C, j in [0, n).
+template <dtype D, typename S, typename C>
+SWITCHYARD_INLINE void load_block(S const* src, std::int64_t stride, C* dst, std::int64_t n) {
+    if (stride == 0) {
+        C const v = load_value<D, C>(*src);
+        for (std::int64_t j = 0; j < n; ++j) dst[j] = v;
+    } else if (stride == 1) {
+        if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>)
+            f16_block_converters().load(reinterpret_cast<std::uint16_t const*>(src), dst, n);
+        else
+            for (std::int64_t j = 0; j < n; ++j) dst[j] = load_value<D, C>(src[j]);
+    } else {
+        for (std::int64_t j = 0; j < n; ++j) dst[j] = load_value<D, C>(src[j * stride]);
+    }
+}
+
+// dst[j * stride] = src[j] as S, j in [0, n).
+template <dtype D, typename S, typename C>
+SWITCHYARD_INLINE void store_block(C const* src, S* dst, std::int64_t stride, std::int64_t n) {
+    if (stride == 1) {
+        if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>)
+            f16_block_converters().store(src, reinterpret_cast<std::uint16_t*>(dst), n);
+        else
+            for (std::int64_t j = 0; j < n; ++j) dst[j] = store_value<D, S>(src[j]);
+    } else {
+        for (std::int64_t j = 0; j < n; ++j) dst[j * stride] = store_value<D, S>(src[j]);
+    }
+}
+
+}  // namespace switchyard::detail

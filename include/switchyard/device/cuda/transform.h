@@ -1,0 +1,255 @@
+// transform on CUDA: the elementwise runner behind switchyard/transform.h,
+// launched on the current stream of the current device, like for_each.
+//
+// Two kernels, chosen on the host from the layout (view/elementwise_layout.h):
+//  - vector: when the layout has at most two dimensions, every operand's
+//    inner stride is 1 or 0 (broadcast), rows hold whole 16-byte chunks and
+//    every contiguous operand's rows start 16-byte aligned. Thread t of a
+//    block handles chunks t, t + block, ... of 16 bytes of the storage type
+//    (4 floats, 8 halves, 2 doubles): one 16-byte load per input with inner
+//    stride 1 (ld.global.nc), one scalar load for a broadcast input, one
+//    16-byte store per output; all of a thread's loads issue before its
+//    stores. This covers contiguous operations, a broadcast scalar, and a
+//    tensor broadcast over rows ([65536, 4096] * [4096]) or columns.
+//  - general: any layout; element by element in the coalesced interleaved
+//    order, each element's coordinates found once with precomputed division
+//    (view/fast_divide.h) and shared by all operands.
+// Both run one tile per block (device/cuda/for_each.h says why) with the
+// elements per thread of cuda_per_thread. The op never sees any of this.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "switchyard/core/dtype.h"
+#include "switchyard/core/results.h"
+#include "switchyard/device/cuda/current_stream.h"
+#include "switchyard/device/cuda/error.h"
+#include "switchyard/device/cuda/for_each.h"
+#include "switchyard/view/elementwise_layout.h"
+#include "switchyard/view/fast_divide.h"
+#include "switchyard/view/load.h"
+
+namespace switchyard::detail {
+
+// The layout as a kernel parameter: N operands, outputs first.
+template <int N>
+struct cuda_layout {
+    void* data[N];
+    std::int64_t strides[N][max_rank];
+    std::int64_t sizes[max_rank];
+    fast_divider dividers[max_rank];
+    std::int32_t rank;
+    std::int64_t numel;
+};
+
+template <int N>
+cuda_layout<N> to_cuda_layout(elementwise_layout const& l) {
+    cuda_layout<N> c{};
+    for (int k = 0; k < N; ++k) {
+        c.data[k] = l.data[k];
+        for (int d = 0; d < max_rank; ++d) c.strides[k][d] = l.strides[k][d];
+    }
+    for (int d = 0; d < max_rank; ++d) {
+        c.sizes[d] = l.sizes[d];
+        c.dividers[d] = fast_divider(l.sizes[d] > 0 ? l.sizes[d] : 1);
+    }
+    c.rank = l.rank;
+    c.numel = l.numel;
+    return c;
+}
+
+template <int O, typename C, typename R>
+__device__ __forceinline__ C cuda_result_value(R const& r) {
+    if constexpr (is_results_v<R>)
+        return static_cast<C>(r.template get<O>());
+    else
+        return static_cast<C>(r);
+}
+
+template <typename S, int L>
+struct alignas(16) cuda_chunk {
+    S v[L];
+};
+
+template <typename S, int L>
+__device__ __forceinline__ cuda_chunk<S, L> cuda_load_chunk(S const* p) {
+    uint4 const raw = __ldg(reinterpret_cast<uint4 const*>(p));
+    cuda_chunk<S, L> c;
+    std::memcpy(&c, &raw, 16);
+    return c;
+}
+
+template <typename S, int L>
+__device__ __forceinline__ void cuda_store_chunk(S* p, cuda_chunk<S, L> const& c) {
+    uint4 raw;
+    std::memcpy(&raw, &c, 16);
+    *reinterpret_cast<uint4*>(p) = raw;
+}
+
+template <int Block, int Chunks, int L, typename S, typename C, int NOut, int NIn, typename F>
+__global__ void __launch_bounds__(Block)
+    cuda_transform_vector_kernel(F const f, cuda_layout<NOut + NIn> const layout, std::int64_t const chunks) {
+    constexpr int N = NOut + NIn;
+    constexpr std::int64_t tile = std::int64_t{Block} * Chunks;
+    std::int64_t const row = layout.rank == 2 ? layout.sizes[1] : layout.numel;
+    for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < chunks;
+         base += static_cast<std::int64_t>(gridDim.x) * tile) {
+        std::int64_t offset[Chunks][N];
+        bool live[Chunks];
+#pragma unroll
+        for (int c = 0; c < Chunks; ++c) {
+            std::int64_t const chunk = base + c * Block + threadIdx.x;
+            live[c] = chunk < chunks;
+            std::int64_t const e = chunk * L;
+            std::int64_t const r = layout.rank == 2 ? layout.dividers[1].divide(e) : 0;
+            std::int64_t const col = e - r * row;
+#pragma unroll
+            for (int k = 0; k < N; ++k)
+                offset[c][k] = r * layout.strides[k][0] + col * layout.strides[k][layout.rank - 1];
+        }
+        cuda_chunk<S, L> in[Chunks][NIn > 0 ? NIn : 1];
+#pragma unroll
+        for (int c = 0; c < Chunks; ++c) {
+            if (!live[c]) continue;
+#pragma unroll
+            for (int k = 0; k < NIn; ++k) {
+                S const* p = static_cast<S const*>(layout.data[NOut + k]) + offset[c][NOut + k];
+                if (layout.strides[NOut + k][layout.rank - 1] != 0) {
+                    in[c][k] = cuda_load_chunk<S, L>(p);
+                } else {
+                    S const v = load_input(p);
+#pragma unroll
+                    for (int j = 0; j < L; ++j) in[c][k].v[j] = v;
+                }
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < Chunks; ++c) {
+            if (!live[c]) continue;
+            cuda_chunk<S, L> out[NOut];
+#pragma unroll
+            for (int j = 0; j < L; ++j) {
+                auto const r = [&]<std::size_t... K>(std::index_sequence<K...>) {
+                    return f(static_cast<C>(in[c][K].v[j])...);
+                }
+                (std::make_index_sequence<NIn>{});
+                [&]<std::size_t... O>(std::index_sequence<O...>) {
+                    ((out[O].v[j] = static_cast<S>(cuda_result_value<O, C>(r))), ...);
+                }
+                (std::make_index_sequence<NOut>{});
+            }
+#pragma unroll
+            for (int o = 0; o < NOut; ++o)
+                cuda_store_chunk<S, L>(static_cast<S*>(layout.data[o]) + offset[c][o], out[o]);
+        }
+    }
+}
+
+// Elements [first, numel) of a one-dimensional layout, one per thread: the
+// vector kernel's tail.
+template <typename S, typename C, int NOut, int NIn, typename F>
+__global__ void cuda_transform_tail_kernel(F const f, cuda_layout<NOut + NIn> const layout, std::int64_t const first) {
+    std::int64_t const i = first + threadIdx.x;
+    if (i >= layout.numel) return;
+    auto const r = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return f(static_cast<C>(
+            load_input(static_cast<S const*>(layout.data[NOut + K]) + i * layout.strides[NOut + K][0]))...);
+    }
+    (std::make_index_sequence<NIn>{});
+    [&]<std::size_t... O>(std::index_sequence<O...>) {
+        ((static_cast<S*>(layout.data[O])[i * layout.strides[O][0]] = static_cast<S>(cuda_result_value<O, C>(r))), ...);
+    }
+    (std::make_index_sequence<NOut>{});
+}
+
+template <int Block, int PerThread, typename S, typename C, int NOut, int NIn, typename F>
+__global__ void __launch_bounds__(Block)
+    cuda_transform_general_kernel(F const f, cuda_layout<NOut + NIn> const layout) {
+    constexpr int N = NOut + NIn;
+    constexpr std::int64_t tile = std::int64_t{Block} * PerThread;
+    for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < layout.numel;
+         base += static_cast<std::int64_t>(gridDim.x) * tile) {
+#pragma unroll
+        for (int j = 0; j < PerThread; ++j) {
+            std::int64_t i = base + j * Block + threadIdx.x;
+            if (i >= layout.numel) break;
+            std::int64_t offset[N] = {};
+            for (std::int32_t d = layout.rank - 1; d > 0; --d) {
+                std::int64_t const outer = layout.dividers[d].divide(i);
+                std::int64_t const coord = i - outer * layout.sizes[d];
+#pragma unroll
+                for (int k = 0; k < N; ++k) offset[k] += coord * layout.strides[k][d];
+                i = outer;
+            }
+            if (layout.rank > 0)
+#pragma unroll
+                for (int k = 0; k < N; ++k) offset[k] += i * layout.strides[k][0];
+            auto const r = [&]<std::size_t... K>(std::index_sequence<K...>) {
+                return f(
+                    static_cast<C>(load_input(static_cast<S const*>(layout.data[NOut + K]) + offset[NOut + K]))...);
+            }
+            (std::make_index_sequence<NIn>{});
+            [&]<std::size_t... O>(std::index_sequence<O...>) {
+                ((static_cast<S*>(layout.data[O])[offset[O]] = static_cast<S>(cuda_result_value<O, C>(r))), ...);
+            }
+            (std::make_index_sequence<NOut>{});
+        }
+    }
+}
+
+// Whether the vector kernel can run the layout with L elements a chunk.
+template <typename S, int L>
+bool cuda_vector_layout(elementwise_layout const& l) {
+    if (L < 2 || l.rank < 1 || l.rank > 2) return false;
+    std::int64_t const row = l.row_size();
+    if (l.rank == 2 && row % L != 0) return false;
+    for (int k = 0; k < l.operands; ++k) {
+        std::int64_t const inner = l.inner_stride(k);
+        if (inner != 0 && inner != 1) return false;
+        if (inner == 0 && k < l.outputs) return false;
+        if (inner == 1) {
+            if (reinterpret_cast<std::uintptr_t>(l.data[k]) % 16 != 0) return false;
+            if (l.rank == 2 && (l.strides[k][0] * static_cast<std::int64_t>(sizeof(S))) % 16 != 0) return false;
+        }
+    }
+    return true;
+}
+
+template <typename S, typename C, int NOut, int NIn, typename Tag, typename F>
+void cuda_transform(Tag, F const& f, elementwise_layout const& layout) {
+    if (layout.numel == 0) return;
+    constexpr int N = NOut + NIn;
+    constexpr int block = cuda_block_size<Tag>();
+    constexpr int per_thread = cuda_per_thread<Tag>();
+    constexpr int lanes = sizeof(S) <= 8 ? static_cast<int>(16 / sizeof(S)) : 1;
+    int device = 0;
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice", "transform");
+    auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
+    cuda_layout<N> const params = to_cuda_layout<N>(layout);
+    if (cuda_vector_layout<S, lanes>(layout)) {
+        constexpr int chunks_per_thread = per_thread / lanes > 0 ? per_thread / lanes : 1;
+        std::int64_t const chunks = layout.numel / lanes;
+        constexpr std::int64_t tile = std::int64_t{block} * chunks_per_thread;
+        std::int64_t const tiles = (chunks + tile - 1) / tile;
+        if (tiles > 0) {
+            unsigned const grid = static_cast<unsigned>(tiles < cuda_max_grid ? tiles : cuda_max_grid);
+            cuda_transform_vector_kernel<block, chunks_per_thread, lanes, S, C, NOut, NIn>
+                <<<grid, block, 0, stream>>>(f, params, chunks);
+        }
+        std::int64_t const tail = layout.numel - chunks * lanes;  // only for one dimension
+        if (tail > 0) cuda_transform_tail_kernel<S, C, NOut, NIn><<<1, lanes, 0, stream>>>(f, params, chunks * lanes);
+    } else {
+        constexpr std::int64_t tile = std::int64_t{block} * per_thread;
+        std::int64_t const tiles = (layout.numel + tile - 1) / tile;
+        unsigned const grid = static_cast<unsigned>(tiles < cuda_max_grid ? tiles : cuda_max_grid);
+        cuda_transform_general_kernel<block, per_thread, S, C, NOut, NIn><<<grid, block, 0, stream>>>(f, params);
+    }
+    cuda_check(cudaGetLastError(), "transform kernel launch", "cuda:" + std::to_string(device));
+}
+
+}  // namespace switchyard::detail

@@ -1,0 +1,355 @@
+// Tests of transform on the CPU and of elementwise_layout: every dtype,
+// broadcast, strided, transposed, reversed, rank-0 and empty operands against
+// a naive reference indexed by coordinates; several outputs; 12 inputs and 4
+// outputs; in place; the F16C conversions against the portable ones; and
+// every error naming the operand.
+#include <switchyard/switchyard.h>
+#include <switchyard/transform.h>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+
+namespace {
+
+// A strided array over its own buffer: sizes, strides (elements), and an
+// offset of its first element in the buffer (for negative strides).
+template <typename T>
+struct array {
+    std::vector<T> buffer;
+    sy::strided_ref ref;
+
+    array(sy::dtype type, std::vector<std::int64_t> sizes, std::vector<std::int64_t> strides, char const* name) {
+        std::int64_t lo = 0, hi = 0;
+        for (std::size_t d = 0; d < sizes.size(); ++d) {
+            std::int64_t const reach = sizes[d] > 0 ? (sizes[d] - 1) * strides[d] : 0;
+            (reach < 0 ? lo : hi) += reach;
+        }
+        buffer.resize(static_cast<std::size_t>(hi - lo + 1));
+        ref = sy::strided_ref::make(buffer.data() - lo, type, sy::device_kind::cpu, sizes.data(), strides.data(),
+                                    static_cast<std::int64_t>(sizes.size()), name);
+    }
+    // Element at coordinates `c` of the broadcast shape of rank `rank`.
+    T& at(std::vector<std::int64_t> const& c) const {
+        std::int64_t off = 0;
+        std::int32_t const lead = static_cast<std::int32_t>(c.size()) - ref.rank;
+        for (std::int32_t d = 0; d < ref.rank; ++d)
+            if (ref.sizes[d] != 1) off += c[static_cast<std::size_t>(d + lead)] * ref.strides[d];
+        return static_cast<T*>(ref.data)[off];
+    }
+};
+
+std::vector<std::int64_t> row_major(std::vector<std::int64_t> const& sizes) {
+    std::vector<std::int64_t> s(sizes.size());
+    std::int64_t stride = 1;
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+        s[d] = stride;
+        stride *= sizes[d] > 1 ? sizes[d] : 1;
+    }
+    return s;
+}
+
+// Calls fn(coordinates) for every element of `sizes` in row-major order.
+template <typename Fn>
+void for_coords(std::vector<std::int64_t> const& sizes, Fn fn) {
+    std::int64_t n = 1;
+    for (auto s : sizes) n *= s;
+    std::vector<std::int64_t> c(sizes.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::int64_t r = i;
+        for (std::size_t d = sizes.size(); d-- > 0;) {
+            c[d] = r % sizes[d];
+            r /= sizes[d];
+        }
+        fn(c);
+    }
+}
+
+template <sy::dtype D>
+using storage = sy::dtype_storage_t<D>;
+template <sy::dtype D>
+using compute = sy::dtype_compute_t<D>;
+
+template <sy::dtype D>
+storage<D> value_for(std::int64_t i) {
+    return static_cast<storage<D>>(static_cast<compute<D>>(i % 23) - compute<D>(7));
+}
+
+struct layout_case {
+    char const* what;
+    std::vector<std::int64_t> out_sizes, out_strides;
+    std::vector<std::int64_t> x_sizes, x_strides;
+    std::vector<std::int64_t> y_sizes, y_strides;
+};
+
+std::vector<layout_case> layout_cases() {
+    return {
+        {"contiguous", {5, 7, 3}, {}, {5, 7, 3}, {}, {5, 7, 3}, {}},
+        {"y per column", {5, 7, 300}, {}, {5, 7, 300}, {}, {300}, {}},
+        {"y per row", {40, 300}, {}, {40, 300}, {}, {40, 1}, {}},
+        {"y scalar", {9, 33}, {}, {9, 33}, {}, {}, {}},
+        {"y size 1", {9, 33}, {}, {9, 33}, {}, {1}, {}},
+        {"x and y broadcast", {6, 5, 4}, {}, {6, 1, 4}, {}, {5, 1}, {}},
+        {"transposed output and x", {30, 20}, {1, 30}, {30, 20}, {1, 30}, {20}, {}},
+        {"x transposed only", {30, 20}, {}, {30, 20}, {1, 30}, {30, 20}, {}},
+        {"x sliced", {17, 19}, {}, {17, 19}, {40, 2}, {19}, {}},
+        {"x reversed", {1000}, {}, {1000}, {-1}, {1000}, {}},
+        {"y strided broadcast", {8, 9}, {}, {8, 9}, {}, {8, 1}, {5, 1}},
+        {"rank 0", {}, {}, {}, {}, {}, {}},
+        {"empty", {4, 0, 3}, {}, {4, 0, 3}, {}, {3}, {}},
+        {"long rows across blocks and threads", {3, 70000}, {}, {3, 70000}, {}, {70000}, {}},
+        {"many short rows", {20000, 3}, {}, {20000, 3}, {}, {20000, 1}, {}},
+    };
+}
+
+template <sy::dtype D>
+void check_layouts() {
+    using S = storage<D>;
+    using C = compute<D>;
+    for (auto const& c : layout_cases()) {
+        INFO(c.what);
+        auto stride_or = [](auto const& sizes, auto const& strides) {
+            return strides.empty() ? row_major(sizes) : strides;
+        };
+        array<S> out(D, c.out_sizes, stride_or(c.out_sizes, c.out_strides), "out");
+        array<S> x(D, c.x_sizes, stride_or(c.x_sizes, c.x_strides), "x");
+        array<S> y(D, c.y_sizes, stride_or(c.y_sizes, c.y_strides), "y");
+        for (std::size_t i = 0; i < x.buffer.size(); ++i) x.buffer[i] = value_for<D>(static_cast<std::int64_t>(i));
+        for (std::size_t i = 0; i < y.buffer.size(); ++i)
+            y.buffer[i] = value_for<D>(static_cast<std::int64_t>(i * 7 + 3));
+        // Exact in every compute type: x * 2 is exact, so FMA contraction
+        // cannot change the rounding of the sum.
+        sy::transform(
+            sy::tag<sy::device_kind::cpu, D>{}, out.ref, [](C a, C b) { return a * C(2) + b; }, x.ref, y.ref);
+        int wrong = 0;
+        for_coords(c.out_sizes, [&](std::vector<std::int64_t> const& at) {
+            S const expected = static_cast<S>(static_cast<C>(x.at(at)) * C(2) + static_cast<C>(y.at(at)));
+            if (std::memcmp(&out.at(at), &expected, sizeof(S)) != 0) ++wrong;
+        });
+        CHECK(wrong == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("transform matches a coordinate reference for every layout and dtype", "[transform]") {
+    check_layouts<sy::dtype::f32>();
+    check_layouts<sy::dtype::f64>();
+    check_layouts<sy::dtype::f16>();
+    check_layouts<sy::dtype::bf16>();
+    check_layouts<sy::dtype::i32>();
+    check_layouts<sy::dtype::i64>();
+    check_layouts<sy::dtype::i16>();
+}
+
+TEST_CASE("elementwise_layout merges dimensions per operand and keeps broadcast strides", "[transform]") {
+    // Separate memory per operand: 1024 floats each.
+    static float buf[4096] = {};
+    int next = 0;
+    auto ref = [&](std::initializer_list<std::int64_t> sizes, std::initializer_list<std::int64_t> strides,
+                   char const* name) {
+        return sy::strided_ref::make(buf + 1024 * next++, sy::dtype::f32, sy::device_kind::cpu, sizes, strides, name);
+    };
+    SECTION("contiguous operands become one dimension") {
+        sy::strided_ref const outs[] = {ref({4, 8, 16}, {128, 16, 1}, "out")};
+        sy::strided_ref const ins[] = {ref({4, 8, 16}, {128, 16, 1}, "x")};
+        auto const l = sy::make_elementwise_layout("op", outs, 1, ins, 1);
+        CHECK(l.rank == 1);
+        CHECK(l.sizes[0] == 512);
+        CHECK(l.inner_stride(0) == 1);
+        CHECK(l.inner_stride(1) == 1);
+    }
+    SECTION("a row vector broadcast over rows gives two dimensions") {
+        sy::strided_ref const outs[] = {ref({4, 8, 16}, {128, 16, 1}, "out")};
+        sy::strided_ref const ins[] = {ref({4, 8, 16}, {128, 16, 1}, "x"), ref({16}, {1}, "y")};
+        auto const l = sy::make_elementwise_layout("op", outs, 1, ins, 2);
+        REQUIRE(l.rank == 2);
+        CHECK(l.sizes[0] == 32);
+        CHECK(l.sizes[1] == 16);
+        CHECK(l.strides[2][0] == 0);
+        CHECK(l.strides[2][1] == 1);
+        CHECK(l.strides[1][0] == 16);
+    }
+    SECTION("transposed operands walk in memory order") {
+        sy::strided_ref const outs[] = {ref({16, 8}, {1, 16}, "out")};
+        sy::strided_ref const ins[] = {ref({16, 8}, {1, 16}, "x")};
+        auto const l = sy::make_elementwise_layout("op", outs, 1, ins, 1);
+        CHECK(l.rank == 1);
+        CHECK(l.inner_stride(1) == 1);
+    }
+    SECTION("offset() names each operand's element") {
+        sy::strided_ref const outs[] = {ref({3, 5}, {5, 1}, "out")};
+        sy::strided_ref const ins[] = {ref({3, 1}, {1, 1}, "col")};
+        auto const l = sy::make_elementwise_layout("op", outs, 1, ins, 1);
+        for (std::int64_t i = 0; i < 15; ++i) {
+            CHECK(l.offset(0, i) == i);
+            CHECK(l.offset(1, i) == i / 5);
+        }
+    }
+}
+
+TEST_CASE("transform with several outputs, many inputs and in place", "[transform]") {
+    using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
+    constexpr std::int64_t n = 1000;
+    std::vector<std::vector<float>> in(12, std::vector<float>(n));
+    for (std::size_t k = 0; k < in.size(); ++k)
+        for (std::int64_t i = 0; i < n; ++i) in[k][static_cast<std::size_t>(i)] = float(i % 13) + float(k);
+    auto as_ref = [](std::vector<float>& v, char const* name) {
+        return sy::strided_ref::contiguous(v.data(), sy::dtype::f32, sy::device_kind::cpu,
+                                           {static_cast<std::int64_t>(v.size())}, name);
+    };
+    std::vector<std::vector<float>> out(4, std::vector<float>(n, -1.0f));
+
+    SECTION("two outputs") {
+        sy::transform(
+            Tag{}, sy::outputs(as_ref(out[0], "sum"), as_ref(out[1], "difference")),
+            [](float a, float b) {
+                return sy::results{a + b, a - b};
+            },
+            as_ref(in[0], "a"), as_ref(in[1], "b"));
+        for (std::size_t i = 0; i < n; ++i) {
+            CHECK(out[0][i] == in[0][i] + in[1][i]);
+            CHECK(out[1][i] == in[0][i] - in[1][i]);
+        }
+    }
+    SECTION("twelve inputs and four outputs") {
+        std::vector<sy::strided_ref> r;
+        for (auto& v : in) r.push_back(as_ref(v, "in"));
+        sy::transform(
+            Tag{}, sy::outputs(as_ref(out[0], "o0"), as_ref(out[1], "o1"), as_ref(out[2], "o2"), as_ref(out[3], "o3")),
+            [](float a, float b, float c, float d, float e, float f, float g, float h, float i, float j, float k,
+               float l) {
+                return sy::results{a + b + c, d + e + f, g + h + i, j + k + l};
+            },
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11]);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t o = 0; o < 4; ++o)
+                CHECK(out[o][i] == (in[3 * o][i] + in[3 * o + 1][i]) + in[3 * o + 2][i]);
+    }
+    SECTION("in place") {
+        std::vector<float> expected(n);
+        for (std::size_t i = 0; i < n; ++i) expected[i] = in[0][i] * 3.0f + in[1][i];
+        sy::transform(
+            Tag{}, as_ref(in[0], "x"), [](float x, float y) { return x * 3.0f + y; }, as_ref(in[0], "x"),
+            as_ref(in[1], "y"));
+        CHECK(in[0] == expected);
+    }
+    SECTION("no inputs fills the output") {
+        sy::transform(Tag{}, as_ref(out[0], "out"), [] { return 2.5f; });
+        for (float v : out[0]) CHECK(v == 2.5f);
+    }
+}
+
+TEST_CASE("transform rejects bad operands, naming them", "[transform]") {
+    using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
+    std::vector<float> a(64), b(64);
+    std::vector<double> d(64);
+    auto f32 = [](std::vector<float>& v, std::initializer_list<std::int64_t> sizes, char const* name) {
+        return sy::strided_ref::contiguous(v.data(), sy::dtype::f32, sy::device_kind::cpu, sizes, name);
+    };
+    auto const add = [](float x, float y) { return x + y; };
+    auto const fails_with = [](auto&& call, std::string const& what) {
+        try {
+            call();
+        } catch (std::invalid_argument const& e) {
+            INFO(e.what());
+            CHECK(std::string(e.what()).find(what) != std::string::npos);
+            return;
+        }
+        FAIL("no error; expected: " << what);
+    };
+    fails_with(
+        [&] {
+            sy::transform(Tag{}, f32(a, {4, 16}, "out"), add, f32(b, {4, 16}, "x"), f32(b, {3}, "y"));
+        },
+        "transform: input 'y' has shape [3], which does not broadcast to the output shape [4, 16]");
+    fails_with(
+        [&] {
+            sy::transform(Tag{}, f32(a, {16}, "out"), add, f32(b, {4, 16}, "x"), f32(b, {16}, "y"));
+        },
+        "input 'x' has shape [4, 16], which does not broadcast to the output shape [16]");
+    fails_with(
+        [&] {
+            auto const out =
+                sy::strided_ref::make(a.data(), sy::dtype::f32, sy::device_kind::cpu, {4, 16}, {0, 1}, "out");
+            sy::transform(Tag{}, out, add, f32(b, {4, 16}, "x"), f32(b, {16}, "y"));
+        },
+        "output 'out' has internal overlap");
+    fails_with(
+        [&] {
+            auto const shifted =
+                sy::strided_ref::contiguous(a.data() + 1, sy::dtype::f32, sy::device_kind::cpu, {32}, "x");
+            sy::transform(Tag{}, f32(a, {32}, "out"), add, shifted, f32(b, {32}, "y"));
+        },
+        "output 'out' partially overlaps input 'x'");
+    fails_with([&] { sy::transform(Tag{}, f32(a, {16}, "out"), add, f32(a, {1}, "x"), f32(b, {16}, "y")); },
+               "output 'out' partially overlaps input 'x'");
+    fails_with(
+        [&] {
+            auto const wrong = sy::strided_ref::contiguous(d.data(), sy::dtype::f64, sy::device_kind::cpu, {16}, "y");
+            sy::transform(Tag{}, f32(a, {16}, "out"), add, f32(b, {16}, "x"), wrong);
+        },
+        "transform: input 'y' has dtype f64 but the tag's dtype is f32");
+    fails_with(
+        [&] {
+            auto const gpu = sy::strided_ref::contiguous(b.data(), sy::dtype::f32, sy::device_kind::cuda, {16}, "y");
+            sy::transform(Tag{}, f32(a, {16}, "out"), add, f32(b, {16}, "x"), gpu);
+        },
+        "transform: input 'y' is on cuda but the tag names device cpu");
+    fails_with(
+        [&] {
+            sy::transform(
+                Tag{}, sy::outputs(f32(a, {16}, "lo"), f32(b, {8}, "hi")),
+                [](float x) {
+                    return sy::results{x, x};
+                },
+                f32(a, {16}, "x"));
+        },
+        "output 'hi' has shape [8] but output 'lo' has [16]");
+    fails_with(
+        [&] {
+            sy::transform(
+                Tag{}, sy::outputs(f32(a, {16}, "lo"), f32(a, {16}, "hi")),
+                [](float x) {
+                    return sy::results{x, x};
+                },
+                f32(b, {16}, "x"));
+        },
+        "output 'hi' overlaps output 'lo'");
+}
+
+TEST_CASE("f16 block conversions: F16C and the portable loops agree", "[transform]") {
+    auto const& chosen = sy::detail::f16_block_converters();
+    std::vector<std::uint16_t> bits(65536);
+    std::iota(bits.begin(), bits.end(), std::uint16_t{0});
+    std::vector<float> a(bits.size()), b(bits.size());
+    chosen.load(bits.data(), a.data(), static_cast<std::int64_t>(bits.size()));
+    sy::detail::f16_load_portable(bits.data(), b.data(), static_cast<std::int64_t>(bits.size()));
+    int differ = 0;
+    for (std::size_t i = 0; i < bits.size(); ++i)
+        if (std::isnan(a[i]) ? !std::isnan(b[i]) : std::memcmp(&a[i], &b[i], 4) != 0) ++differ;
+    CHECK(differ == 0);
+
+    // Stores: every half value, the midpoints between neighbours (ties to
+    // even), overflow, underflow and subnormals.
+    std::vector<float> values;
+    for (std::size_t i = 0; i + 1 < b.size(); ++i) {
+        if (std::isnan(b[i]) || std::isnan(b[i + 1]) || std::isinf(b[i])) continue;
+        values.push_back(b[i]);
+        values.push_back(b[i] + (b[i + 1] - b[i]) * 0.5f);
+        values.push_back(std::nextafter(b[i], b[i + 1]));
+    }
+    for (float v : {65520.0f, 65519.99f, 1e-8f, -3e-8f, 6e-8f, 1e30f, -1e30f}) values.push_back(v);
+    std::vector<std::uint16_t> x(values.size()), y(values.size());
+    chosen.store(values.data(), x.data(), static_cast<std::int64_t>(values.size()));
+    sy::detail::f16_store_portable(values.data(), y.data(), static_cast<std::int64_t>(values.size()));
+    CHECK(x == y);
+}

@@ -1,0 +1,143 @@
+// transform on WebGPU (lavapipe in CI) against the same kernel on the CPU:
+// broadcast over rows, columns and a scalar, transposed and sliced inputs,
+// several outputs, f16 where the adapter has it, and the stage limit.
+#include <catch2/catch.hpp>
+
+#include <switchyard/switchyard.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::device_kind;
+using sy::dtype;
+
+namespace {
+
+sy::webgpu_device& dev() { return sy::current_webgpu_device(); }
+
+// Host data and a device copy of it with the same sizes and strides.
+struct operand {
+    std::vector<float> host;
+    void* buffer = nullptr;
+    sy::strided_ref cpu, gpu;
+    operand(std::vector<std::int64_t> sizes, std::vector<std::int64_t> strides, std::int64_t elements, char const* name,
+            float seed) {
+        host.resize(static_cast<std::size_t>(elements));
+        for (std::size_t i = 0; i < host.size(); ++i) host[i] = std::sin(float(i) * 0.37f + seed) * 4.0f;
+        buffer = dev().alloc(host.size() * 4);
+        dev().copy_from_host(buffer, host.data(), host.size() * 4);
+        auto const rank = static_cast<std::int64_t>(sizes.size());
+        cpu =
+            sy::strided_ref::make(host.data(), dtype::f32, device_kind::cpu, sizes.data(), strides.data(), rank, name);
+        gpu = sy::strided_ref::make(buffer, dtype::f32, device_kind::webgpu, sizes.data(), strides.data(), rank, name);
+    }
+    ~operand() { dev().free(buffer); }
+    operand(operand const&) = delete;
+    operand& operator=(operand const&) = delete;
+    std::vector<float> read() const {
+        std::vector<float> v(host.size());
+        dev().copy_to_host(v.data(), buffer, v.size() * 4);
+        return v;
+    }
+};
+
+// Ulps of b between a and b; values below FLT_MIN count as equal (a GPU may
+// flush subnormals).
+double ulps(float a, float b) {
+    if (a == b || (std::fabs(a) < FLT_MIN && std::fabs(b) < FLT_MIN)) return 0;
+    return std::fabs(double(a) - double(b)) / (std::nextafter(std::fabs(b), INFINITY) - std::fabs(b));
+}
+
+// out = softplus(x) * sigmoid(y) + 1 (positive terms: no cancellation to
+// magnify rounding differences): one kernel for both devices.
+template <typename Tag>
+void gate(Tag tag, sy::strided_ref const& out, sy::strided_ref const& x, sy::strided_ref const& y) {
+    using C = sy::compute_t<Tag>;
+    sy::transform(
+        tag, out, [](C a, C b) { return sy::softplus(a) * sy::sigmoid(b) + C(1); }, x, y);
+}
+
+}  // namespace
+
+TEST_CASE("webgpu transform matches the CPU for broadcast and strided operands", "[webgpu][transform]") {
+    struct shape_case {
+        char const* what;
+        std::vector<std::int64_t> x_sizes, x_strides;
+        std::int64_t x_elements;
+        std::vector<std::int64_t> y_sizes, y_strides;
+        std::int64_t y_elements;
+    };
+    std::vector<shape_case> const cases = {
+        {"y per column", {300, 70}, {70, 1}, 21000, {70}, {1}, 70},
+        {"y per row", {300, 70}, {70, 1}, 21000, {300, 1}, {1, 1}, 300},
+        {"y scalar", {1001}, {1}, 1001, {}, {}, 1},
+        {"x transposed", {70, 300}, {1, 70}, 21000, {300}, {1}, 300},
+        {"x sliced", {50, 40}, {100, 2}, 5000, {50, 40}, {40, 1}, 2000},
+        {"beyond 65535 workgroups", {65537 * 256 + 3}, {1}, 65537 * 256 + 3, {1}, {1}, 1},
+    };
+    for (auto const& c : cases) {
+        INFO(c.what);
+        operand x(c.x_sizes, c.x_strides, c.x_elements, "x", 0.5f);
+        operand y(c.y_sizes, c.y_strides, c.y_elements, "y", 1.5f);
+        std::int64_t n = 1;
+        for (auto s : c.x_sizes) n *= s;
+        std::vector<std::int64_t> out_strides(c.x_sizes.size());
+        std::int64_t stride = 1;
+        for (std::size_t d = c.x_sizes.size(); d-- > 0;) {
+            out_strides[d] = stride;
+            stride *= c.x_sizes[d];
+        }
+        operand out(c.x_sizes, out_strides, n, "out", 0.0f);
+        gate(sy::tag<device_kind::webgpu, dtype::f32>{}, out.gpu, x.gpu, y.gpu);
+        gate(sy::tag<device_kind::cpu, dtype::f32>{}, out.cpu, x.cpu, y.cpu);
+        std::vector<float> const got = out.read();
+        double worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, ulps(got[i], out.host[i]));
+        CHECK(worst <= 8);
+    }
+}
+
+TEST_CASE("webgpu transform with two outputs and in place", "[webgpu][transform]") {
+    using Tag = sy::tag<device_kind::webgpu, dtype::f32>;
+    operand x({4099}, {1}, 4099, "x", 0.25f);
+    operand lo({4099}, {1}, 4099, "lo", 0.0f), hi({4099}, {1}, 4099, "hi", 0.0f);
+    sy::transform(
+        Tag{}, sy::outputs(lo.gpu, hi.gpu),
+        [](sy::compute_t<Tag> v) {
+            return sy::results{v - 1.0f, v * 2.0f};
+        },
+        x.gpu);
+    sy::transform(
+        Tag{}, x.gpu, [](sy::compute_t<Tag> v) { return v + 1.0f; }, x.gpu);
+    std::vector<float> const l = lo.read(), h = hi.read(), after = x.read();
+    for (std::size_t i = 0; i < x.host.size(); ++i) {
+        CHECK(l[i] == x.host[i] - 1.0f);
+        CHECK(h[i] == x.host[i] * 2.0f);
+        CHECK(after[i] == x.host[i] + 1.0f);
+    }
+}
+
+TEST_CASE("webgpu transform refuses more operands than a shader stage binds", "[webgpu][transform]") {
+    using Tag = sy::tag<device_kind::webgpu, dtype::f32>;
+    using C = sy::compute_t<Tag>;
+    std::vector<std::unique_ptr<operand>> in;
+    for (int k = 0; k < 12; ++k)
+        in.push_back(
+            std::make_unique<operand>(std::vector<std::int64_t>{64}, std::vector<std::int64_t>{1}, 64, "in", 0.0f));
+    operand out({64}, {1}, 64, "out", 0.0f);
+    auto const sum = [](C a, C b, C c, C d, C e, C f, C g, C h, C i, C j, C k, C l) {
+        return a + b + c + d + e + f + g + h + i + j + k + l;
+    };
+    std::uint32_t const limit = dev().limits().maxStorageBuffersPerShaderStage;
+    if (limit >= 13)
+        SUCCEED("the adapter binds " << limit << " storage buffers per stage");
+    else
+        CHECK_THROWS_WITH(
+            sy::transform(Tag{}, out.gpu, sum, in[0]->gpu, in[1]->gpu, in[2]->gpu, in[3]->gpu, in[4]->gpu, in[5]->gpu,
+                          in[6]->gpu, in[7]->gpu, in[8]->gpu, in[9]->gpu, in[10]->gpu, in[11]->gpu),
+            Catch::Contains("storage buffers; the adapter allows"));
+}
