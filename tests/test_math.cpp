@@ -41,6 +41,7 @@
 #include "switchyard/core/bfloat16.h"
 #include "switchyard/core/half.h"
 #include "switchyard/math.h"
+#include "switchyard/switchyard.h"  // for the using-directive test: every overload users see
 
 namespace sy = switchyard;
 
@@ -714,4 +715,63 @@ TEST_CASE("math: softplus_to is softplus on the host", "[math]") {
               std::bit_cast<std::uint64_t>(switchyard::softplus(double{x})));
     }
     CHECK(std::isnan(switchyard::softplus_to<switchyard::half>(NAN)));
+}
+
+// ---------------------------------------------- using namespace switchyard ---
+
+// User code may say `using namespace switchyard;` (here in a namespace of its
+// own and in a function body, so the rest of this file is unaffected).
+// Unqualified calls must not be ambiguous: where a global function takes the
+// arguments as well as switchyard's (libm's sqrt(double), exp(double), ...),
+// the global one is called; where none does (min, max; exp(float) while
+// <cmath> declares only ::exp(double) globally), switchyard's is.
+namespace user_code_using_switchyard {
+using namespace switchyard;
+
+double unqualified_double(double x) { return sqrt(x) + exp(x) + log(x) + tanh(x) + min(x, 1.0) + max(x, 2.0); }
+float unqualified_float(float x) { return sqrt(x) + exp(x) + log(x) + tanh(x) + min(x, 1.0f) + max(x, 2.0f); }
+
+}  // namespace user_code_using_switchyard
+
+// Qualified calls resolve as they would with plain functions: arguments
+// convert (int, half, bfloat16 to float), and one overload's address can be
+// taken.
+static_assert(std::is_same_v<decltype(sy::exp(sy::half(1.0f))), float>);
+static_assert(std::is_same_v<decltype(sy::sigmoid(sy::bfloat16(1.0f))), float>);
+static_assert(sy::min(2.0f, 1) == 1.0f && sy::select(false, 1.0, 0) == 0.0);
+
+TEST_CASE("math: using namespace switchyard leaves unqualified calls unambiguous", "[math]") {
+    float (*const exp_f32)(float) = &sy::exp;
+    CHECK(exp_f32(opaque(0.0f)) == 1.0f);
+    using namespace switchyard;
+    CHECK(std::bit_cast<std::uint64_t>(sqrt(opaque(2.0))) == std::bit_cast<std::uint64_t>(std::sqrt(2.0)));
+    // switchyard's exp(float) on glibc (an exact match beats ::exp(double)); it
+    // rounds e correctly, as libm's expf does.
+    CHECK(std::bit_cast<std::uint32_t>(exp(opaque(1.0f))) == std::bit_cast<std::uint32_t>(std::exp(1.0f)));
+    CHECK(min(opaque(1.0), 2.0) == 1.0);
+    CHECK(max(opaque(1.0f), 2.0f) == 2.0f);
+    CHECK(abs(opaque(-3)) == 3);  // ::abs(int)
+    static_assert(std::is_same_v<decltype(abs(-3)), int>);
+    static_assert(std::is_same_v<decltype(exp(1)), double>);  // ::exp(double), as without the directive
+    static_assert(std::is_same_v<decltype(exp(1.0f)), float>);
+    // The global function is the one called: on these inputs libm's exp and
+    // log (double) differ from switchyard's in some results, and the
+    // unqualified calls match libm in all of them.
+    int differs_from_switchyard = 0;
+    for (int i = 0; i < 1000; ++i) {
+        const double x = opaque(-20.0 + 0.0401 * i);
+        CHECK(std::bit_cast<std::uint64_t>(exp(x)) == std::bit_cast<std::uint64_t>(std::exp(x)));
+        CHECK(std::bit_cast<std::uint64_t>(log(x + 21.0)) == std::bit_cast<std::uint64_t>(std::log(x + 21.0)));
+        differs_from_switchyard += (sy::exp(x) != std::exp(x)) + (sy::log(x + 21.0) != std::log(x + 21.0));
+    }
+    CHECK(differs_from_switchyard > 0);
+    const double d = opaque(0.5);
+    CHECK(user_code_using_switchyard::unqualified_double(d) ==
+          std::sqrt(d) + std::exp(d) + std::log(d) + std::tanh(d) + 0.5 + 2.0);
+    CHECK(user_code_using_switchyard::unqualified_float(opaque(0.5f)) ==
+          Approx(std::sqrt(0.5) + std::exp(0.5) + std::log(0.5) + std::tanh(0.5) + 0.5 + 2.0).epsilon(1e-6));
+    // Shader values still reach the shader overloads (a host value computes
+    // switchyard's float function).
+    CHECK(exp(shader::value<float>(1.0f)).host() == sy::exp(1.0f));
+    CHECK(min(shader::value<float>(1.0f), shader::value<float>(2.0f)).host() == 1.0f);
 }

@@ -14,8 +14,9 @@
 //   (2) the same kernel can later be traced to WGSL for WebGPU, and shader
 //       devices need straight-line code.
 // Call them qualified, switchyard::exp(x) or `namespace sy = switchyard;
-// sy::exp(x)`: with <cmath> in scope an unqualified exp(x) may be ambiguous or
-// pick libm.
+// sy::exp(x)`: an unqualified exp(x) may pick libm's (or CUDA's) function.
+// After `using namespace switchyard;` unqualified calls stay unambiguous: a
+// global function of the same signature (libm's, CUDA's) is taken instead.
 //
 // Accuracy: every function is within 2 ulp of the correctly rounded result
 // over the whole input range, subnormal results included (at most 1.1 ulp
@@ -488,19 +489,30 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p_unit(double e) n
 
 // ------------------------------------------------------------------ select --
 
+// Every public function below is a template whose one parameter is never
+// deduced or given (template <int = 0>): among these overloads, resolution is
+// as for plain functions (sy::min(x, 0) still converts the 0, half converts
+// to float), but a non-template function with the same conversions wins the
+// tie. So after `using namespace switchyard;`, sqrt(2.0) or min(a, b) picks
+// ::sqrt(double) or CUDA's ::min(float, float) instead of being ambiguous.
+
 // cond ? a : b. Both arguments are evaluated; compilers emit a blend.
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float select(bool cond, float a, float b) noexcept {
     return detail::blend(cond, a, b);
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double select(bool cond, double a, double b) noexcept {
     return detail::blend(cond, a, b);
 }
 
 // ----------------------------------------------------------------- abs/min/max
 
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float abs(float x) noexcept {
     return detail::f32_from_bits(detail::to_bits(x) & 0x7FFFFFFFu);
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double abs(double x) noexcept {
     return detail::f64_from_bits(detail::to_bits(x) & 0x7FFFFFFFFFFFFFFFull);
 }
@@ -508,21 +520,30 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double abs(double x) noexcept
 // IEEE 754-2019 minimum: NaN if either is NaN, min(-0, +0) = -0. When neither
 // a < b nor b < a, the two are equal or one is NaN; OR-ing their bits gives
 // the right answer in both cases (-0 | +0 = -0, NaN | y = NaN).
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float min(float a, float b) noexcept {
     const float same = detail::f32_from_bits(detail::to_bits(a) | detail::to_bits(b));
     return detail::blend(a < b, a, detail::blend(b < a, b, same));
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double min(double a, double b) noexcept {
     const double same = detail::f64_from_bits(detail::to_bits(a) | detail::to_bits(b));
     return detail::blend(a < b, a, detail::blend(b < a, b, same));
 }
 // IEEE 754-2019 maximum: NaN if either is NaN, max(-0, +0) = +0.
 // max(a, b) = -min(-a, -b).
-SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float max(float a, float b) noexcept { return -min(-a, -b); }
-SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double max(double a, double b) noexcept { return -min(-a, -b); }
+template <int = 0>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float max(float a, float b) noexcept {
+    return -min(-a, -b);
+}
+template <int = 0>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double max(double a, double b) noexcept {
+    return -min(-a, -b);
+}
 
 // -------------------------------------------------------------------- sqrt --
 
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float sqrt(float x) noexcept {
 #if defined(__CUDA_ARCH__)
     return ::sqrtf(x);
@@ -530,6 +551,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float sqrt(float x) noexcept {
     return __builtin_sqrtf(x);
 #endif
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double sqrt(double x) noexcept {
 #if defined(__CUDA_ARCH__)
     return ::sqrt(x);
@@ -540,12 +562,14 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double sqrt(double x) noexcept {
 
 // --------------------------------------------------------------------- exp --
 
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float exp(float x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::expf(x);
 #endif
     return detail::exp_parts<false>(x).hi;
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp(double x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::exp(x);
@@ -555,6 +579,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double exp(double x) noexcept
 
 // ------------------------------------------------------------------- expm1 --
 
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float expm1(float x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::expm1f(x);
@@ -578,6 +603,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float expm1(float x) noexcept
     // Tiny x (and +-0, subnormals): expm1(x) rounds to x.
     return detail::blend(abs(x) < 0x1p-25f, x, result);
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1(double x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::expm1(x);
@@ -598,6 +624,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1(double x) noexce
 
 // --------------------------------------------------------------------- log --
 
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log(float x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::logf(x);
@@ -611,6 +638,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log(float x) noexcept {
     result = detail::blend(x == 0.0f, -detail::f32_inf, result);
     return detail::blend(x < detail::f32_inf, result, x);  // +inf and NaN
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log(double x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::log(x);
@@ -626,6 +654,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log(double x) noexcept
 
 // ------------------------------------------------------------------- log1p --
 
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p(float x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::log1pf(x);
@@ -650,6 +679,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float log1p(float x) noexcept
     result = detail::blend(x == -1.0f, -detail::f32_inf, result);
     return detail::blend(x < detail::f32_inf, result, x);  // +inf and NaN
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p(double x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::log1p(x);
@@ -672,6 +702,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double log1p(double x) noexce
 
 // -------------------------------------------------------------------- tanh --
 
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float tanh(float x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::tanhf(x);
@@ -685,6 +716,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float tanh(float x) noexcept 
     const float large = 1.0f - 2.0f * detail::logistic(2.0f * a, false);
     return detail::with_sign_of(detail::blend(a < 0.625f, small, large), x);
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double tanh(double x) noexcept {
 #if defined(__CUDA_ARCH__)
     if (!__builtin_is_constant_evaluated()) return ::tanh(x);
@@ -704,9 +736,11 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double tanh(double x) noexcep
 
 // 1 / (1 + exp(-x)), as (x >= 0 ? 1 : e) / (1 + e) with e = exp(-|x|) <= 1,
 // so nothing overflows and results near 0 keep full relative accuracy.
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float sigmoid(float x) noexcept {
     return detail::logistic(abs(x), x >= 0.0f);
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double sigmoid(double x) noexcept {
     return detail::logistic(abs(x), x >= 0.0);
 }
@@ -716,12 +750,14 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double sigmoid(double x) noex
 // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp's argument is never
 // positive, so nothing overflows and log1p only sees [0, 1]. NaN: max(x, 0)
 // is taken as x > 0 ? x : 0, so the NaN is put back at the end.
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float softplus(float x) noexcept {
     const float a = abs(x);
     const float tail = detail::log1p_unit(detail::exp_nonpositive(detail::blend(a < 104.0f, a, 104.0f)));
     const float result = detail::blend(x > 0.0f, x, 0.0f) + tail;
     return detail::blend(x == x, result, x);
 }
+template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noexcept {
     // Clamped so that exp_nonpositive's k stays >= -1076 (exp(-746) rounds to
     // 0); a NaN fails the comparison, flows through exp_nonpositive and
