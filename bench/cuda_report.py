@@ -3,7 +3,7 @@
 
     python3 bench/cuda_report.py            # builds what it needs, then measures
 
-softplus (the example op) and relu (switchyard's for_each, bench/cuda/bench_ops.cu)
+softplus (the example op, on transform) and relu (switchyard's for_each, bench/cuda/bench_ops.cu)
 against PyTorch's own kernels (aten softplus.out, clamp_min(0, out=)) for
 f32, bf16, f16, f64 at 2^20, 2^24, 2^28 elements, contiguous and transposed,
 each as a percentage of the same run's copy bandwidth (out.copy_(x), same
@@ -13,7 +13,9 @@ PyTorch's at::softplus_out): host time per call while a spinning kernel
 holds the GPU, so the calls only enqueue, plus the end-to-end time per call
 for information. Times are CUDA-event medians over repeated
 launches into preallocated outputs. Prints bench/report-style lines with
-cuda_ metric names; the target lines end in PASS or FAIL.
+cuda_ metric names; the target lines end in PASS or FAIL. Also the
+broadcasting example mul_sigmoid ([65536, 4096] x [4096] and x [65536, 1])
+against x * torch.sigmoid(gate), as % of copy bandwidth.
 """
 
 import os
@@ -105,6 +107,29 @@ def main():
             del x, out
             torch.cuda.empty_cache()
 
+    # The broadcasting example at 2^28 elements: x [65536, 4096] times
+    # sigmoid(gate), the gate per column ([4096]) or per row ([65536, 1]);
+    # bytes moved are x's and the result's (the gate is a rounding error).
+    # PyTorch's side is what a user writes, x * torch.sigmoid(gate).
+    bcast = {}
+    for dname in ("f32", "bf16", "f16"):
+        dtype = dtypes[dname]
+        x = torch.randn(65536, 4096, device="cuda", dtype=torch.float32).to(dtype)
+        out = torch.empty_like(x)
+        copy_ms = time_ms(lambda: out.copy_(x), repeats)
+        for gname, gate in (("per_column", torch.randn(4096, device="cuda").to(dtype)),
+                            ("per_row", torch.randn(65536, 1, device="cuda").to(dtype))):
+            torch.testing.assert_close(ops.mul_sigmoid(x[:64], gate[:64] if gname == "per_row" else gate),
+                                       x[:64] * torch.sigmoid(gate[:64] if gname == "per_row" else gate))
+            ours_ms = time_ms(lambda: ops.mul_sigmoid(x, gate), repeats)
+            torch_ms = time_ms(lambda: x * torch.sigmoid(gate), repeats)
+            bcast[(dname, gname)] = 100 * copy_ms / ours_ms
+            print(f"# cuda mul_sigmoid {dname} [65536, 4096] gate {gname}: ours {ours_ms * 1e3:.1f} us "
+                  f"({100 * copy_ms / ours_ms:.1f}% of copy), torch {torch_ms * 1e3:.1f} us "
+                  f"({100 * copy_ms / torch_ms:.1f}%), torch/ours {torch_ms / ours_ms:.3f}", flush=True)
+        del x, out
+        torch.cuda.empty_cache()
+
     # Launch variants at 2^28 (device/cuda/for_each.h): how tiles are warmed
     # (SWITCHYARD_CUDA_WARM: 0 none, 1 prefetch.global.L2, 2 16-byte loads,
     # 3 prefetch.global.L1; at the dtype's default elements per thread) and
@@ -167,7 +192,9 @@ def main():
         ("cuda_softplus_f64_pct_copy", pct("softplus", "f64"), 90.0, True),
         ("cuda_softplus_f32_transposed_vs_torch", ratio("softplus", "f32", 24, "transposed"), 0.95, True),
         ("cuda_host_overhead_ours_over_torch", ours_us / torch_us, 1.0, False),
-    ]
+    ] + [(f"cuda_bcast_mul_sigmoid_{d}_pct_copy", bcast[(d, "per_column")], 95.0, True) for d in ("f32", "bf16", "f16")]
+    for d in ("f32", "bf16", "f16"):
+        print(f"cuda_bcast_mul_sigmoid_per_row_{d}_pct_copy {bcast[(d, 'per_row')]:.1f} (informational)")
     for d in dtypes:
         print(f"cuda_softplus_{d}_vs_torch_2^28 {ratio('softplus', d, 28, 'contiguous'):.3f} (informational)")
         print(f"cuda_relu_{d}_pct_copy_2^28 {pct('relu', d):.1f} (informational)")

@@ -8,10 +8,16 @@
 //     so the difference to the fused run is batching and fusion alone.
 //   BM_chain3_fused: one upload, one fused dispatch, one readback.
 //   BM_chain100: 100 steps, fused and per step; counts peak live buffers.
+//   BM_softplus_resident / BM_copy_resident: the torch example's softplus
+//     through transform over 2^26 device-resident f32 elements, and a
+//     buffer-to-buffer copy of the same bytes, 4 of each recorded per
+//     iteration and then synced: softplus's bandwidth as % of a copy.
 // Counters per iteration: submits, transfers, dispatches, peak_buffers.
 #include <benchmark/benchmark.h>
 
 #include <switchyard/switchyard.h>
+
+#include "torch/softplus_math.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -142,10 +148,56 @@ void BM_chain100(benchmark::State& state) {
 
 }  // namespace
 
+constexpr std::int64_t resident_n = std::int64_t{1} << 26;
+constexpr int resident_ops = 4;
+
+struct resident {
+    void* x = dev().alloc(resident_n * 4);
+    void* out = dev().alloc(resident_n * 4);
+    resident() {
+        std::vector<float> host(static_cast<std::size_t>(resident_n));
+        for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 1000) * 0.02f - 10.0f;
+        dev().copy_from_host(x, host.data(), host.size() * 4);
+        dev().sync();
+    }
+    ~resident() {
+        dev().free(x);
+        dev().free(out);
+    }
+    sy::strided_ref ref(void* b, char const* name) const {
+        return sy::strided_ref::contiguous(b, sy::dtype::f32, sy::device_kind::webgpu, {resident_n}, name);
+    }
+};
+
+void BM_softplus_resident(benchmark::State& state) {
+    resident r;
+    using Tag = sy::tag<sy::device_kind::webgpu, sy::dtype::f32>;
+    using C = sy::compute_t<Tag>;
+    auto const softplus = [](C x) {
+        return switchyard_examples::softplus_scalar<float>(x, C(1.0f), C(1.0f), C(20.0f));
+    };
+    for (auto _ : state) {
+        for (int k = 0; k < resident_ops; ++k) sy::transform(Tag{}, r.ref(r.out, "out"), softplus, r.ref(r.x, "x"));
+        dev().sync();
+    }
+    state.counters["ops"] = resident_ops;
+}
+
+void BM_copy_resident(benchmark::State& state) {
+    resident r;
+    for (auto _ : state) {
+        for (int k = 0; k < resident_ops; ++k) dev().copy(r.out, r.x, resident_n * 4);
+        dev().sync();
+    }
+    state.counters["ops"] = resident_ops;
+}
+
 BENCHMARK(BM_chain3_eager)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_chain3_eager_pooled)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_chain3_fused)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_chain100)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_softplus_resident)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_copy_resident)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);

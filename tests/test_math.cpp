@@ -717,6 +717,42 @@ TEST_CASE("math: softplus_to is softplus on the host", "[math]") {
     CHECK(std::isnan(switchyard::softplus_to<switchyard::half>(NAN)));
 }
 
+// sigmoid_to<Storage> on the host: sigmoid itself for 4- and 8-byte storage;
+// for f16 and bf16 the shorter 1 / (1 + exp(-x)), which after rounding to the
+// storage type must be within 0.53 ulp of it for every 16-bit input (ulp of
+// the storage type at the long double reference).
+template <typename Storage>
+void check_sigmoid_to_on_host(int mantissa_bits, int min_exponent) {
+    double worst = 0;
+    for (std::uint32_t b = 0; b < 65536; ++b) {
+        float const x = static_cast<float>(Storage::from_bits(static_cast<std::uint16_t>(b)));
+        float const got = static_cast<float>(Storage(switchyard::sigmoid_to<Storage>(x)));
+        if (std::isnan(x)) {
+            CHECK(std::isnan(got));
+            continue;
+        }
+        long double const ref = 1.0L / (1.0L + std::exp(-static_cast<long double>(x)));
+        int exponent = 0;
+        std::frexp(static_cast<double>(ref), &exponent);
+        exponent = std::max(exponent - 1, min_exponent);
+        double const ulp = std::ldexp(1.0, exponent - mantissa_bits);
+        worst = std::max(worst, static_cast<double>(std::fabs(static_cast<long double>(got) - ref)) / ulp);
+    }
+    INFO("worst " << worst << " ulp");
+    CHECK(worst <= 0.53);
+}
+
+TEST_CASE("math: sigmoid_to on the host", "[math]") {
+    check_sigmoid_to_on_host<switchyard::half>(10, -14);
+    check_sigmoid_to_on_host<switchyard::bfloat16>(7, -126);
+    for (float const x : {-1e30f, -104.0f, -20.0f, -1.5f, -0.0f, 0.0f, 0.75f, 19.0f, 1e30f, INFINITY, -INFINITY}) {
+        CHECK(std::bit_cast<std::uint32_t>(switchyard::sigmoid_to<float>(x)) ==
+              std::bit_cast<std::uint32_t>(switchyard::sigmoid(x)));
+        CHECK(std::bit_cast<std::uint64_t>(switchyard::sigmoid_to<double>(double{x})) ==
+              std::bit_cast<std::uint64_t>(switchyard::sigmoid(double{x})));
+    }
+}
+
 // ---------------------------------------------- using namespace switchyard ---
 
 // User code may say `using namespace switchyard;` (here in a namespace of its

@@ -51,7 +51,8 @@ sy::shader::trace softplus_trace(double beta, double threshold) {
     auto const b = static_cast<compute>(beta), inv_b = static_cast<compute>(1.0 / beta),
                t = static_cast<compute>(threshold);
     return trace_of<webgpu_f32>([=](webgpu_f32, Index i) {
-        out[i] = switchyard_examples::softplus_scalar<storage, compute>(in[i], b, inv_b, t);
+        out[i] = static_cast<storage>(
+            switchyard_examples::softplus_scalar<storage>(static_cast<compute>(in[i]), b, inv_b, t));
     });
 }
 

@@ -16,7 +16,7 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtensio
 
 here = Path(__file__).resolve().parent
 repo = here.parents[1]
-ops = ("softplus", "relu", "op", "functional")
+ops = ("softplus", "softplus_backward", "mul_sigmoid", "relu", "op", "functional")
 
 wanted = os.environ.get("SWITCHYARD_EXAMPLES_CUDA", "auto")
 cuda_possible = torch.version.cuda is not None and (

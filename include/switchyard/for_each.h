@@ -31,7 +31,7 @@
 // WebGPU (when SWITCHYARD_WITH_WEBGPU is defined, as the switchyard::webgpu
 // CMake target does): the functor is traced once with symbolic views and
 // scalars and runs as a generated WGSL shader, recorded into the current
-// webgpu device's command encoder; see shader/webgpu_for_each.h. Kernels
+// webgpu device's command encoder; see device/webgpu/for_each.h. Kernels
 // compute with storage_t<Tag> / compute_t<Tag> (kernel_types.h) and write
 // conditions with select, not `if`.
 #pragma once
@@ -49,7 +49,7 @@
 #include "switchyard/device/cuda/for_each.h"
 #endif
 #if defined(SWITCHYARD_WITH_WEBGPU)
-#include "switchyard/shader/webgpu_for_each.h"
+#include "switchyard/device/webgpu/for_each.h"
 #endif
 
 namespace switchyard {

@@ -1,5 +1,5 @@
 // switchyard math for kernels: exp, expm1, log, log1p, tanh, sigmoid,
-// softplus (and softplus_to<Storage>), sqrt, abs, min, max and select, for
+// softplus (and softplus_to<Storage>, sigmoid_to<Storage>), sqrt, abs, min, max and select, for
 // float and double, usable on the host and in CUDA device code. Half and
 // bfloat16 kernels convert to float (their compute type) themselves; there
 // are no 16-bit overloads.
@@ -72,7 +72,7 @@
 //            max(-0, +0) = +0).
 //   select:  select(cond, a, b) is cond ? a : b with both a and b evaluated,
 //            as a bitwise blend (compilers emit blendv or and/andnot/or).
-// All NaN inputs give NaN. Every function but sqrt and softplus_to is
+// All NaN inputs give NaN. Every function but sqrt, softplus_to and sigmoid_to is
 // constexpr; clang does not constant-evaluate calls that create a NaN on the
 // way (NaN inputs, log1p(inf)).
 //
@@ -823,6 +823,52 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float softplus_to(float x) noexcept {
 template <typename Storage>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double softplus_to(double x) noexcept {
     return softplus(x);
+}
+
+// -------------------------------------------------------------- sigmoid_to --
+
+// sigmoid_to<Storage>(x): sigmoid(x) computed as accurately as a result that
+// will be stored as Storage needs, like softplus_to: sigmoid(x) itself,
+// except for 2-byte floating storage. On the host that is 1 / (1 + e) with
+// e = exp(-|x|), without sigmoid's error terms; in CUDA device code e =
+// exp(-|x|) comes from the special-function unit's ex2 and 1 / (1 + e) from
+// its reciprocal: within 2^-16 relative of sigmoid(x) (|x| log2(e) rounds
+// with at most 2^-17 relative effect on e where e is not 0), so after
+// rounding to f16 or bf16 within 0.53 ulp (tests/cuda/test_cuda.cu checks
+// every f16 and bf16 input). sigmoid's exact division and error terms make
+// half and bfloat16 kernels instruction-bound on the GPU.
+namespace detail {
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ float sigmoid_special_function_unit(float x) {
+    const float e = ex2_approx(abs(x) * -0x1.715476p+0f);
+    float q;
+    asm("rcp.approx.f32 %0, %1;" : "=f"(q) : "f"(1.0f + e));
+    // x >= 0: 1 / (1 + e); x < 0: e / (1 + e). A NaN x makes e and q NaN.
+    return blend(x >= 0.0f, q, e * q);
+}
+#endif
+}  // namespace detail
+
+template <typename Storage>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float sigmoid_to(float x) noexcept {
+    if constexpr (sizeof(Storage) == 2 && !std::is_integral_v<Storage>) {
+#if defined(__CUDA_ARCH__)
+        return detail::sigmoid_special_function_unit(x);
+#else
+        // e = exp(-|x|) <= 1, then 1 / (1 + e) or e / (1 + e): no overflow,
+        // and results that are subnormal in bf16 keep their bits. Within a
+        // few float ulp, a 2^-12 ulp of the 2-byte result.
+        const float e = exp(-abs(x));
+        const float q = 1.0f / (1.0f + e);
+        return detail::blend(x >= 0.0f, q, e * q);
+#endif
+    } else {
+        return sigmoid(x);
+    }
+}
+template <typename Storage>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double sigmoid_to(double x) noexcept {
+    return sigmoid(x);
 }
 
 }  // namespace switchyard

@@ -1,6 +1,6 @@
 // Shader devices (WebGPU, Metal): symbolic values, math on them, symbolic
 // views (flat and tensor), kernel tracing and the WGSL emitter. API-free: none of this needs a
-// WebGPU or Metal header. for_each on WebGPU (shader/webgpu_for_each.h) is
+// WebGPU or Metal header. for_each on WebGPU (device/webgpu/for_each.h) is
 // added by switchyard/for_each.h when SWITCHYARD_WITH_WEBGPU is defined.
 #pragma once
 

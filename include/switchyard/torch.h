@@ -3,5 +3,6 @@
 // (never torch/extension.h).
 #pragma once
 
+#include "switchyard/torch/register.h"
 #include "switchyard/torch/tensor.h"
 #include "switchyard/torch/types.h"

@@ -685,13 +685,15 @@ void test_softplus_f64_on_device() {
     dev.free(out);
 }
 
-// softplus_to<half / bfloat16> on the device (the special-function-unit
-// path) for every 16-bit input: rounded to the storage type, within 0.53 ulp
-// of the storage type of the exact value (math.h's bound; long double
-// reference). Also counts how many results differ from the host's
-// softplus(x) rounded the same way.
+// softplus_to and sigmoid_to<half / bfloat16> on the device (the
+// special-function-unit paths; function 6 softplus, 5 sigmoid) for every
+// 16-bit input: rounded to the storage type, within 0.53 ulp of the storage
+// type of the exact value (math.h's bound; long double reference). Also
+// counts how many results differ from the host's function rounded the same
+// way.
 template <typename Storage>
-void test_softplus_to(char const* name, int mantissa_bits, int min_exponent) {
+void test_storage_math(char const* name, int mantissa_bits, int min_exponent, int function) {
+    char const* const label = function == 6 ? "softplus" : "sigmoid";
     sy::cuda_device dev{0};
     std::int64_t const n = 65536;
     std::vector<Storage> host(n), back(n);
@@ -700,7 +702,8 @@ void test_softplus_to(char const* name, int mantissa_bits, int min_exponent) {
     auto* out = static_cast<Storage*>(dev.alloc(n * sizeof(Storage)));
     dev.copy_from_host(in, host.data(), n * sizeof(Storage));
     sy::for_each(cuda_tag{}, n, [=] SWITCHYARD_HOST_DEVICE(cuda_tag, std::int64_t i) {
-        out[i] = Storage(sy::softplus_to<Storage>(static_cast<float>(in[i])));
+        float const v = static_cast<float>(in[i]);
+        out[i] = Storage(function == 6 ? sy::softplus_to<Storage>(v) : sy::sigmoid_to<Storage>(v));
     });
     dev.copy_to_host(back.data(), out, n * sizeof(Storage));
     double worst = 0;
@@ -711,18 +714,18 @@ void test_softplus_to(char const* name, int mantissa_bits, int min_exponent) {
         if (std::isnan(x)) {
             err = std::isnan(got) ? 0.0 : 1e9;
         } else {
-            long double const ref = ref_math(6, x);  // softplus
+            long double const ref = ref_math(function, x);  // 6 softplus, 5 sigmoid
             if (std::isinf(x) || std::isinf(got))
                 err = static_cast<long double>(got) == ref ? 0.0 : 1e9;
             else
                 err = static_cast<double>(std::fabs(static_cast<long double>(got) - ref) /
                                           ulp_spacing(ref, mantissa_bits, min_exponent));
-            if (Storage(sy::softplus(x)).bits != back[i].bits) ++differ_from_host;
+            if (Storage(function == 6 ? sy::softplus(x) : sy::sigmoid(x)).bits != back[i].bits) ++differ_from_host;
         }
         worst = std::max(worst, err);
-        if (err > 0.53 && bad++ < 5) std::printf("  softplus_to<%s>(%a): device %a, %.2f ulp\n", name, x, got, err);
+        if (err > 0.53 && bad++ < 5) std::printf("  %s_to<%s>(%a): device %a, %.2f ulp\n", label, name, x, got, err);
     }
-    std::printf("  device softplus_to<%s> max %.3f ulp (of %s) over all 65536 inputs; %d differ from the host\n", name,
+    std::printf("  device %s_to<%s> max %.3f ulp (of %s) over all 65536 inputs; %d differ from the host\n", label, name,
                 worst, name, differ_from_host);
     CHECK(bad == 0);
     dev.free(in);
@@ -754,6 +757,109 @@ void test_lazy_chain() {
     dev.free(y);
 }
 
+// transform on CUDA against the same kernel on the CPU, bitwise (x * 2 + y is
+// exact up to one rounding on both): the vector kernel (contiguous with a
+// tail, broadcast over rows, columns and a scalar), the general kernel
+// (misaligned, transposed, sliced, rank 0), several outputs and in place.
+template <dtype D>
+void test_transform(char const* label) {
+    using S = sy::dtype_storage_t<D>;
+    using C = sy::dtype_compute_t<D>;
+    using gpu = sy::tag<device_kind::cuda, D>;
+    using cpu = sy::tag<device_kind::cpu, D>;
+    struct operand_case {
+        std::vector<std::int64_t> sizes, strides;
+        std::int64_t offset;  // elements into the buffer: misalignment
+    };
+    struct layout_case {
+        char const* what;
+        operand_case out, x, y;
+    };
+    std::vector<layout_case> const cases = {
+        {"contiguous with a tail", {{4099}, {1}, 0}, {{4099}, {1}, 0}, {{4099}, {1}, 0}},
+        {"large contiguous", {{1 << 21}, {1}, 0}, {{1 << 21}, {1}, 0}, {{1 << 21}, {1}, 0}},
+        {"y per column", {{257, 128}, {128, 1}, 0}, {{257, 128}, {128, 1}, 0}, {{128}, {1}, 0}},
+        {"y per row", {{300, 64}, {64, 1}, 0}, {{300, 64}, {64, 1}, 0}, {{300, 1}, {1, 1}, 0}},
+        {"y scalar", {{1000}, {1}, 0}, {{1000}, {1}, 0}, {{}, {}, 0}},
+        {"x misaligned", {{1000}, {1}, 0}, {{1000}, {1}, 1}, {{1000}, {1}, 0}},
+        {"rows not whole chunks", {{100, 13}, {13, 1}, 0}, {{100, 13}, {13, 1}, 0}, {{13}, {1}, 0}},
+        {"x transposed", {{64, 96}, {96, 1}, 0}, {{64, 96}, {1, 64}, 0}, {{96}, {1}, 0}},
+        {"x sliced, rank 3", {{5, 6, 7}, {42, 7, 1}, 0}, {{5, 6, 7}, {100, 15, 2}, 0}, {{6, 1}, {1, 1}, 0}},
+        {"rank 0", {{}, {}, 0}, {{}, {}, 0}, {{}, {}, 0}},
+        {"empty", {{0, 5}, {5, 1}, 0}, {{0, 5}, {5, 1}, 0}, {{5}, {1}, 0}},
+    };
+    sy::cuda_device dev{0};
+    auto extent = [](operand_case const& o) {
+        std::int64_t e = o.offset + 1;
+        for (std::size_t d = 0; d < o.sizes.size(); ++d) e += (o.sizes[d] - 1) * o.strides[d];
+        return e;
+    };
+    for (auto const& c : cases) {
+        std::int64_t const ex = extent(c.x), ey = extent(c.y), eo = extent(c.out);
+        std::vector<S> hx(ex), hy(ey), want(eo, S(C(0))), got(eo);
+        for (std::int64_t i = 0; i < ex; ++i) hx[i] = static_cast<S>(static_cast<C>(i % 29) - C(9));
+        for (std::int64_t i = 0; i < ey; ++i) hy[i] = static_cast<S>(static_cast<C>(i % 17) - C(5));
+        void* dx = dev.alloc(ex * sizeof(S));
+        void* dy = dev.alloc(ey * sizeof(S));
+        void* dout = dev.alloc(eo * sizeof(S));
+        dev.copy_from_host(dx, hx.data(), ex * sizeof(S));
+        dev.copy_from_host(dy, hy.data(), ey * sizeof(S));
+        dev.copy_from_host(dout, want.data(), eo * sizeof(S));
+        auto ref = [](void* base, operand_case const& o, device_kind k, char const* name) {
+            return sy::strided_ref::make(static_cast<S*>(base) + o.offset, D, k, o.sizes.data(), o.strides.data(),
+                                         static_cast<std::int64_t>(o.sizes.size()), name);
+        };
+        auto const kernel = [] SWITCHYARD_HOST_DEVICE(C a, C b) { return a * C(2) + b; };
+        sy::transform(gpu{}, ref(dout, c.out, device_kind::cuda, "out"), kernel, ref(dx, c.x, device_kind::cuda, "x"),
+                      ref(dy, c.y, device_kind::cuda, "y"));
+        sy::transform(cpu{}, ref(want.data(), c.out, device_kind::cpu, "out"), kernel,
+                      ref(hx.data(), c.x, device_kind::cpu, "x"), ref(hy.data(), c.y, device_kind::cpu, "y"));
+        dev.copy_to_host(got.data(), dout, eo * sizeof(S));
+        bool const same = std::memcmp(got.data(), want.data(), eo * sizeof(S)) == 0;
+        if (!same) std::printf("transform %s: %s differs from the CPU\n", label, c.what);
+        CHECK(same);
+        dev.free(dx);
+        dev.free(dy);
+        dev.free(dout);
+    }
+
+    // Two outputs and in place, contiguous (vector kernel) and with a tail.
+    std::int64_t const n = 1027;
+    std::vector<S> hx(n), lo(n), hi(n);
+    for (std::int64_t i = 0; i < n; ++i) hx[i] = static_cast<S>(static_cast<C>(i % 31));
+    void* dx = dev.alloc(n * sizeof(S));
+    void* dlo = dev.alloc(n * sizeof(S));
+    void* dhi = dev.alloc(n * sizeof(S));
+    dev.copy_from_host(dx, hx.data(), n * sizeof(S));
+    auto flat = [&](void* p, char const* name) {
+        return sy::strided_ref::contiguous(p, D, device_kind::cuda, {n}, name);
+    };
+    sy::transform(
+        gpu{}, sy::outputs(flat(dlo, "lo"), flat(dhi, "hi")),
+        [] SWITCHYARD_HOST_DEVICE(C a) {
+            return sy::results{a - C(1), a + C(1)};
+        },
+        flat(dx, "x"));
+    sy::transform(
+        gpu{}, flat(dx, "x"), [] SWITCHYARD_HOST_DEVICE(C a) { return a * C(2); }, flat(dx, "x"));
+    dev.copy_to_host(lo.data(), dlo, n * sizeof(S));
+    dev.copy_to_host(hi.data(), dhi, n * sizeof(S));
+    std::vector<S> doubled(n);
+    dev.copy_to_host(doubled.data(), dx, n * sizeof(S));
+    int wrong = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        C const v = static_cast<C>(hx[i]);
+        wrong += static_cast<C>(lo[i]) != static_cast<C>(static_cast<S>(v - C(1)));
+        wrong += static_cast<C>(hi[i]) != static_cast<C>(static_cast<S>(v + C(1)));
+        wrong += static_cast<C>(doubled[i]) != static_cast<C>(static_cast<S>(v * C(2)));
+    }
+    if (wrong) std::printf("transform %s: %d wrong values with two outputs or in place\n", label, wrong);
+    CHECK(wrong == 0);
+    dev.free(dx);
+    dev.free(dlo);
+    dev.free(dhi);
+}
+
 }  // namespace
 
 int main() {
@@ -775,9 +881,16 @@ int main() {
         if (!under_sanitizer) test_64bit_count();
         test_math_on_device();
         test_softplus_f64_on_device();
-        test_softplus_to<sy::half>("f16", 10, -14);
-        test_softplus_to<sy::bfloat16>("bf16", 7, -126);
+        test_storage_math<sy::half>("f16", 10, -14, 6);
+        test_storage_math<sy::bfloat16>("bf16", 7, -126, 6);
+        test_storage_math<sy::half>("f16", 10, -14, 5);
+        test_storage_math<sy::bfloat16>("bf16", 7, -126, 5);
         test_lazy_chain();
+        test_transform<dtype::f32>("f32");
+        test_transform<dtype::f64>("f64");
+        test_transform<dtype::f16>("f16");
+        test_transform<dtype::bf16>("bf16");
+        test_transform<dtype::i32>("i32");
     } catch (std::exception const& e) {
         std::printf("FAIL: unexpected exception: %s\n", e.what());
         return 1;

@@ -162,7 +162,7 @@ def test_bad_inputs_raise_runtime_errors_naming_op_and_argument(device):
         sx.softplus(torch.ones(3, 4, dtype=torch.int32, device=device))
     with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has dtype Double but 'x' has Float"):
         sx.softplus(x, out=torch.empty(3, 4, dtype=torch.float64, device=device))
-    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has shape \[4, 3\] but 'x' has \[3, 4\]"):
+    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has shape \[4, 3\] but the result has shape \[3, 4\]"):
         sx.softplus(x, out=torch.empty(4, 3, device=device))
     with pytest.raises(RuntimeError, match=r"relu: argument 'x' has dtype Int"):
         sx.relu(torch.ones(3, dtype=torch.int32, device=device))
@@ -228,3 +228,62 @@ def test_cuda_runs_on_the_current_stream():
         ops.softplus.out(x, 1.0, 20.0, out=out)
     torch.cuda.synchronize()
     torch.testing.assert_close(out, F.softplus(x))
+
+
+MUL_SIGMOID_SHAPES = [
+    ("same shape", (6, 5), (6, 5)),
+    ("per column", (6, 5), (5,)),
+    ("per row", (6, 5), (6, 1)),
+    ("scalar gate", (6, 5), ()),
+    ("gate broadcasts x", (1, 5), (6, 1)),
+    ("rank 4", (2, 3, 4, 5), (3, 1, 5)),
+    ("0-d", (), ()),
+    ("empty", (0, 5), (5,)),
+    ("long rows", (3, 5000), (5000,)),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_mul_sigmoid_broadcasts_like_torch(dtype, device):
+    g = torch.Generator().manual_seed(7)
+    for name, xs, gs in MUL_SIGMOID_SHAPES:
+        x = (torch.randn(xs, generator=g, dtype=torch.float64) * 4).to(dtype=dtype, device=device)
+        gate = (torch.randn(gs, generator=g, dtype=torch.float64) * 4).to(dtype=dtype, device=device)
+        variants = [("", x, gate)]
+        if x.dim() >= 2:
+            variants.append((" x transposed", x.transpose(0, -1).contiguous().transpose(0, -1), gate))
+            variants.append((" x sliced", torch.cat([x, x], dim=-1)[..., ::2], gate))
+        for suffix, xv, gv in variants:
+            got = sx.mul_sigmoid(xv, gv)
+            want = xv * torch.sigmoid(gv)
+            assert got.shape == want.shape and got.dtype == want.dtype, name + suffix
+            torch.testing.assert_close(got, want, msg=lambda m: f"{name}{suffix}: {m}")
+        if name == "same shape":
+            # The result takes x's memory layout, as PyTorch's ops do.
+            assert sx.mul_sigmoid(x.t(), gate.t()).stride() == x.t().stride()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mul_sigmoid_errors_gradients_and_compile(device):
+    x = torch.randn(4, 5, dtype=torch.float64, device=device)
+    with pytest.raises(RuntimeError, match=r"mul_sigmoid: argument 'gate' has shape \[3\], which does not broadcast with 'x' \[4, 5\]"):
+        sx.mul_sigmoid(x, torch.randn(3, dtype=torch.float64, device=device))
+    with pytest.raises(RuntimeError, match=r"mul_sigmoid: argument 'gate' has dtype Float but 'x' has Double"):
+        sx.mul_sigmoid(x, torch.randn(5, device=device))
+    for gate_shape in [(4, 5), (5,), (4, 1), ()]:
+        xg = x.clone().requires_grad_()
+        gate = torch.randn(gate_shape, dtype=torch.float64, device=device, requires_grad=True)
+        assert torch.autograd.gradcheck(sx.mul_sigmoid, (xg, gate))
+        torch.library.opcheck(ops.mul_sigmoid.default, (xg, gate))
+
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(a, b):
+        return sx.mul_sigmoid(a * 2, b) + 1
+
+    a = torch.randn(64, 32, device=device, requires_grad=True)
+    b = torch.randn(32, device=device, requires_grad=True)
+    out = f(a, b)
+    torch.testing.assert_close(out, (a * 2) * torch.sigmoid(b) + 1)
+    out.sum().backward()
+    assert a.grad is not None and b.grad is not None

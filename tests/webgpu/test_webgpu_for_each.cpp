@@ -65,7 +65,8 @@ void softplus(Tag tag, sy::strided_ref const& x, sy::strided_ref const& y, doubl
     auto const b = static_cast<compute>(beta), inv_b = static_cast<compute>(1.0 / beta),
                t = static_cast<compute>(threshold);
     sy::for_each(tag, out.size(), [=](Tag, std::int64_t i) {
-        out[i] = switchyard_examples::softplus_scalar<storage, compute>(in[i], b, inv_b, t);
+        out[i] = static_cast<storage>(
+            switchyard_examples::softplus_scalar<storage>(static_cast<compute>(in[i]), b, inv_b, t));
     });
 }
 

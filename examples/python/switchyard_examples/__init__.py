@@ -25,6 +25,11 @@ def relu(x):
     return ops.relu(x)
 
 
+def mul_sigmoid(x, gate):
+    """x * torch.sigmoid(gate), gate broadcast against x."""
+    return ops.mul_sigmoid(x, gate)
+
+
 def scale_cast(x, alpha, dtype=None):
     return ops.scale_cast(x, alpha, dtype)
 
@@ -76,6 +81,15 @@ def _lerp_fake(a, b, weight):
     return None
 
 
+@torch.library.register_fake("switchyard_examples::mul_sigmoid")
+def _mul_sigmoid_fake(x, gate):
+    torch._check(x.dtype == gate.dtype, lambda: f"mul_sigmoid: argument 'gate' has dtype {gate.dtype} but 'x' has {x.dtype}")
+    shape = torch.broadcast_shapes(x.shape, gate.shape)
+    if x.shape == shape:
+        return torch.empty_like(x)
+    return x.new_empty(shape)
+
+
 # softplus's derivative: sigmoid(beta * x), and 1 where beta * x > threshold
 # (where the forward returns x), as in PyTorch.
 def _softplus_setup(ctx, inputs, output):
@@ -91,4 +105,27 @@ def _softplus_backward(ctx, grad):
 
 torch.library.register_autograd(
     "switchyard_examples::softplus", _softplus_backward, setup_context=_softplus_setup
+)
+
+
+# mul_sigmoid's derivatives: d/dx = sigmoid(gate) (the op itself, applied to
+# the gradient), d/dgate = x * s * (1 - s), summed over the dimensions the
+# gate was broadcast along.
+def _mul_sigmoid_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _mul_sigmoid_backward(ctx, grad):
+    x, gate = ctx.saved_tensors
+    grad_x = grad_gate = None
+    if ctx.needs_input_grad[0]:
+        grad_x = ops.mul_sigmoid(grad, gate).sum_to_size(x.shape)
+    if ctx.needs_input_grad[1]:
+        s = torch.sigmoid(gate)
+        grad_gate = (grad * x * s * (1 - s)).sum_to_size(gate.shape)
+    return grad_x, grad_gate
+
+
+torch.library.register_autograd(
+    "switchyard_examples::mul_sigmoid", _mul_sigmoid_backward, setup_context=_mul_sigmoid_setup
 )

@@ -313,25 +313,33 @@ template <typename Op>
 struct op_check {
     static constexpr bool has_space = requires { typename Op::space; };
     static_assert(has_space, "dispatch_table_from_op<Op>: Op needs `using space = axes<...>;`");
-    static constexpr bool has_subspaces = requires { typename Op::subspaces; };
-    static_assert(has_subspaces, "dispatch_table_from_op<Op>: Op needs `using subspaces = coverage<...>;`");
     static constexpr bool has_dispatcher = requires { typename Op::dispatcher; };
     static_assert(has_dispatcher,
                   "dispatch_table_from_op<Op>: Op needs `using dispatcher = "
                   "dispatch_table<space, R(Args...)>;`");
-    static constexpr bool ok = has_space && has_subspaces && has_dispatcher;
+    static constexpr bool ok = has_space && has_dispatcher;
 };
+
+// Op::subspaces, or the whole space where Op does not say.
+template <typename Op>
+auto op_subspaces() {
+    if constexpr (requires { typename Op::subspaces; })
+        return typename Op::subspaces{};
+    else
+        return coverage<typename Op::space>{};
+}
 
 }  // namespace detail
 
-// Builds Op::dispatcher over Op::subspaces, calling Op::op(tag, args...).
+// Builds Op::dispatcher over Op::subspaces (every point of Op::space where
+// Op has no subspaces), calling Op::op(tag, args...).
 template <typename Op>
 auto dispatch_table_from_op(std::string name) {
     if constexpr (detail::op_check<Op>::ok) {
         static_assert(std::is_same_v<typename Op::dispatcher::space, typename Op::space>,
                       "dispatch_table_from_op<Op>: Op::dispatcher must be a dispatch_table over "
                       "Op::space");
-        return typename Op::dispatcher(std::move(name), typename Op::subspaces{}, detail::op_visitor<Op>{});
+        return typename Op::dispatcher(std::move(name), detail::op_subspaces<Op>(), detail::op_visitor<Op>{});
     }
 }
 

@@ -23,6 +23,7 @@
 // copy) or Dawn. Not thread-safe: one thread uses a device at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -157,6 +158,23 @@ public:
         wgpuBufferUnmap(staging);
         if (!s_->staging_pool.give(staging, staging_capacity)) wgpuBufferRelease(staging);
         ++s_->counters.readbacks;
+    }
+
+    // Copies `bytes` (a multiple of 4) from the start of one buffer to the
+    // start of another, recorded into the open encoder like a dispatch:
+    // nothing runs until sync() or a readback.
+    void copy(void* device_dst, void const* device_src, std::size_t bytes) {
+        check("copy");
+        if (bytes == 0) return;
+        auto const src = static_cast<WGPUBuffer>(const_cast<void*>(device_src));
+        auto const dst = static_cast<WGPUBuffer>(device_dst);
+        if (bytes % 4 != 0)
+            throw device_error("webgpu: copy of " + std::to_string(bytes) +
+                               " bytes; buffer copies move multiples of 4");
+        if (bytes > capacity_of(src, "copy") || bytes > capacity_of(dst, "copy"))
+            throw device_error("webgpu: copy of " + std::to_string(bytes) + " bytes exceeds a buffer of " +
+                               std::to_string(std::min(capacity_of(src, "copy"), capacity_of(dst, "copy"))));
+        wgpuCommandEncoderCopyBufferToBuffer(encoder(), src, 0, dst, 0, bytes);
     }
 
     // Submits recorded work, if any, and waits until the queue is idle.

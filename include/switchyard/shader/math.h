@@ -87,6 +87,11 @@ template <typename Storage, shader::detail::float_value T>
 shader::value<T> softplus_to(shader::value<T> const& x) {
     return softplus(x);
 }
+// And sigmoid.
+template <typename Storage, shader::detail::float_value T>
+shader::value<T> sigmoid_to(shader::value<T> const& x) {
+    return sigmoid(x);
+}
 
 template <typename T>
 requires shader::detail::arithmetic_value<T> shader::value<T> min(shader::value<T> const& a,

@@ -1,10 +1,11 @@
-// torch::Tensor to switchyard: views straight from tensors, checks that name
-// the op and the argument, combined contiguity, a device guard, and the
-// dispatch coordinates of a call.
+// torch::Tensor to switchyard: operands straight from tensors, checks that
+// name the op and the argument, broadcast result shapes and outputs, a
+// device guard and stream, and the dispatch coordinates of a call.
 //
-//     auto const args = op_args("softplus", {{"x", x}, {"out", out}});  // same device, defined
-//     table.select(args.dispatch_set())(x, out, beta, threshold);      // (device, dtype, contiguity)
-//     flat_in<torch::kCPU, torch::kFloat, contiguity::strided> in(x, "x");
+//     sy::op_args args("mul_sigmoid", {{"x", x}, {"y", y}});  // same device, defined
+//     at::Tensor out = args.new_output("out");                // broadcast shape
+//     args.select(table)(args);                               // (device, dtype)
+//     // in the op: sy::transform(tag, args["out"], f, args["x"], args["y"]);
 //
 // op_args throws std::runtime_error, which torch reports to Python as
 // RuntimeError like its own ops' argument checks (std::invalid_argument would
@@ -14,24 +15,32 @@
 // For CUDA tensors op_args also makes their device current and sets
 // switchyard's current CUDA stream to PyTorch's current stream on that device
 // (device/cuda/current_stream.h), until it is destroyed: construct it first
-// in the op, and for_each launches where PyTorch would.
+// in the op, and transform and for_each launch where PyTorch would.
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "switchyard/core/axes.h"
 #include "switchyard/core/dispatch_set.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/device/cuda/current_stream.h"
 #include "switchyard/torch/types.h"
+#include "switchyard/view/elementwise_layout.h"
 #include "switchyard/view/iteration_order.h"
 #include "switchyard/view/overlap.h"
 #include "switchyard/view/strided_ref.h"
@@ -49,34 +58,38 @@ struct strided_source<at::Tensor> {
     }
 };
 
+namespace detail {
+// dispatch_set under another name: inside op_args, the name is its member.
+template <typename... T>
+using call_coordinates = switchyard::dispatch_set<T...>;
+}  // namespace detail
+
 // A tensor argument of an op and the name it has in the op's schema.
 struct named_tensor {
     char const* name;
     at::Tensor const& tensor;
 };
 
-// The tensor arguments of one elementwise call: validated once, then used for
-// dispatch coordinates and views. The first tensor is the primary one (its
-// device and dtype are the call's).
+// The tensor arguments of one elementwise call, by name: validated once,
+// then used for dispatch coordinates and as transform's operands. The first
+// tensor is the primary one (its device and dtype are the call's).
+//
+//     sy::op_args args("mul_sigmoid", {{"x", x}, {"y", y}});   // inputs
+//     at::Tensor out = args.new_output("out");   // broadcast shape, x's dtype
+//     args.select(table)(args);                  // (device, dtype) of the call
+//     // in the op: sy::transform(tag, args["out"], f, args["x"], args["y"]);
+//
+// Names are the schema's: errors and args["name"] use them. Up to
+// max_operands (16) tensors.
 class op_args {
 public:
     op_args(std::string_view op, std::initializer_list<named_tensor> tensors) : op_(op) {
         if (tensors.size() == 0 || tensors.size() > max_args)
             fail("op_args takes 1 to " + std::to_string(max_args) + " tensors, got " + std::to_string(tensors.size()));
-        for (auto const& t : tensors)
-            if (!t.tensor.defined()) fail(std::string("argument '") + t.name + "' is an undefined tensor");
         auto const& first = *tensors.begin();
-        for (auto const& t : tensors)
-            if (t.tensor.device() != first.tensor.device())
-                fail(std::string("argument '") + t.name + "' is on " + t.tensor.device().str() + " but '" + first.name +
-                     "' is on " + first.tensor.device().str());
-        for (auto const& t : tensors) {
-            try {
-                refs_[count_++] = strided_source<at::Tensor>::ref(t.tensor, t.name);
-            } catch (std::exception const& e) {
-                fail(std::string("argument '") + t.name + "': " + e.what());
-            }
-        }
+        if (!first.tensor.defined()) fail(std::string("argument '") + first.name + "' is an undefined tensor");
+        for (auto const& t : tensors) add(t.name, t.tensor, first.name, first.tensor.device());
+        inputs_ = count_;
         device_ = first.tensor.device().type();
         dtype_ = first.tensor.scalar_type();
         if (device_ == c10::DeviceType::CUDA) {
@@ -98,13 +111,10 @@ public:
     }
     // Every tensor has the primary tensor's shape.
     op_args const& same_shape() const {
-        for (std::size_t i = 1; i < count_; ++i) {
-            bool same = refs_[i].rank == refs_[0].rank;
-            for (std::int32_t d = 0; same && d < refs_[0].rank; ++d) same = refs_[i].sizes[d] == refs_[0].sizes[d];
-            if (!same)
+        for (std::size_t i = 1; i < count_; ++i)
+            if (!detail::same_shape(refs_[i], refs_[0]))
                 fail(std::string("argument '") + refs_[i].name + "' has shape " + detail::shape_string(refs_[i]) +
                      " but '" + refs_[0].name + "' has " + detail::shape_string(refs_[0]));
-        }
         return *this;
     }
 
@@ -114,31 +124,85 @@ public:
     // other tensors (in place) or shares no memory with them.
     op_args const& no_overlap(std::size_t output = max_args) const {
         if (output >= count_) output = count_ - 1;
-        strided_ref const& out = refs_[output];
-        if (has_internal_overlap(out))
-            fail(std::string("argument '") + out.name +
-                 "' has internal overlap (a dimension of size > 1 with stride 0, as after expand); an output "
-                 "needs one element per index");
-        for (std::size_t i = 0; i < count_; ++i)
-            if (i != output && memory_overlap_of(out, refs_[i]) == memory_overlap::partial)
-                fail(std::string("argument '") + out.name + "' partially overlaps '" + refs_[i].name +
-                     "' in memory; pass either separate memory or exactly the same tensor (in place)");
+        check_writable(output);
         return *this;
     }
 
+    // The shape of the inputs (the constructor's tensors) broadcast together
+    // by PyTorch's rules.
+    std::vector<std::int64_t> broadcast_shape() const {
+        std::int32_t rank = 0;
+        for (std::size_t i = 0; i < inputs_; ++i) rank = std::max(rank, refs_[i].rank);
+        std::vector<std::int64_t> shape(static_cast<std::size_t>(rank), 1);
+        for (std::size_t i = 0; i < inputs_; ++i) {
+            strided_ref const& r = refs_[i];
+            for (std::int32_t d = 0; d < r.rank; ++d) {
+                std::int64_t& s = shape[static_cast<std::size_t>(rank - r.rank + d)];
+                std::int64_t const size = r.sizes[d];
+                if (size == s || size == 1) continue;
+                if (s != 1) {
+                    std::string others;
+                    for (std::size_t j = 0; j < i; ++j)
+                        others += std::string(j ? ", '" : "'") + refs_[j].name + "' " + detail::shape_string(refs_[j]);
+                    fail(std::string("argument '") + r.name + "' has shape " + detail::shape_string(r) +
+                         ", which does not broadcast with " + others + " (dimension " + std::to_string(d) + ")");
+                }
+                s = size;
+            }
+        }
+        return shape;
+    }
+
+    // Allocates an output named `name` with the broadcast shape and the
+    // primary tensor's dtype and device, and adds it. Where the primary
+    // tensor has that shape the output takes its memory layout (as
+    // PyTorch's elementwise ops do), else it is contiguous.
+    at::Tensor new_output(char const* name) {
+        std::vector<std::int64_t> const shape = broadcast_shape();
+        at::Tensor const& primary = *primary_;
+        at::Tensor out = primary.sizes().equals(shape) ? at::empty_like(primary) : at::empty(shape, primary.options());
+        add(name, out, refs_[0].name, primary.device());
+        return out;
+    }
+
+    // Adds `out` (an out= argument or an in-place self) as an output named
+    // `name`: on the primary tensor's device, with its dtype and the
+    // broadcast shape, no internal overlap, and no memory shared with an
+    // input unless it is exactly that input.
+    op_args& output(char const* name, at::Tensor const& out) {
+        if (out.defined() && out.scalar_type() != dtype_)
+            fail(std::string("argument '") + name + "' has dtype " + c10::toString(out.scalar_type()) + " but '" +
+                 refs_[0].name + "' has " + c10::toString(dtype_) + "; the result's dtype is " + c10::toString(dtype_));
+        std::vector<std::int64_t> const shape = broadcast_shape();
+        if (out.defined() && !out.sizes().equals(shape))
+            fail(std::string("argument '") + name + "' has shape " + sizes_string(out.sizes()) +
+                 " but the result has shape " + sizes_string(shape));
+        add(name, out, refs_[0].name, primary_->device());
+        check_writable(count_ - 1);
+        return *this;
+    }
+
+    // The tensor named `name`.
+    strided_ref const& operator[](std::string_view name) const {
+        for (std::size_t i = 0; i < count_; ++i)
+            if (name == refs_[i].name) return refs_[i];
+        std::string known;
+        for (std::size_t i = 0; i < count_; ++i) known += std::string(i ? ", '" : "'") + refs_[i].name + "'";
+        fail("no argument named '" + std::string(name) + "' (the arguments are " + known + ")");
+    }
     strided_ref const& ref(std::size_t i) const { return refs_[i]; }
+    std::size_t size() const noexcept { return count_; }
     c10::DeviceType device_type() const noexcept { return device_; }
     c10::ScalarType scalar_type() const noexcept { return dtype_; }
 
     // The joint iteration order of all tensors, the last one (the output, by
     // convention) leading.
     iteration_order order() const {
-        switch (count_) {
-            case 1: return iteration_order_of(refs_[0]);
-            case 2: return iteration_order_of(refs_[1], refs_[0]);
-            case 3: return iteration_order_of(refs_[2], refs_[0], refs_[1]);
-            default: return iteration_order_of(refs_[3], refs_[0], refs_[1], refs_[2]);
-        }
+        strided_ref const* ordered[max_args];
+        ordered[0] = &refs_[count_ - 1];
+        for (std::size_t i = 0; i + 1 < count_; ++i) ordered[i + 1] = &refs_[i];
+        same_shape();
+        return joint_iteration_order(ordered, static_cast<int>(count_));
     }
     contiguity combined_contiguity() const { return order().dense ? contiguity::contiguous : contiguity::strided; }
 
@@ -147,13 +211,80 @@ public:
         return {device_, dtype_, combined_contiguity()};
     }
 
+    // The table's kernel for this call: its coordinates are the call's
+    // device type and dtype, and its combined contiguity where the table has
+    // a contiguity axis (ops built on transform need none).
+    template <typename Table>
+    auto select(Table const& table) const {
+        return [&]<typename... A>(axes<A...>) {
+            return table.select(
+                detail::call_coordinates<typename A::value_type...>{coordinate<typename A::value_type>()...});
+        }(typename Table::space{});
+    }
+
     [[noreturn]] void fail(std::string const& what) const { throw std::runtime_error(op_ + ": " + what); }
 
 private:
-    static constexpr std::size_t max_args = 4;
+    static constexpr std::size_t max_args = max_operands;
+
+    void add(char const* name, at::Tensor const& t, char const* first_name, c10::Device first_device) {
+        if (count_ == max_args)
+            fail("op_args takes at most " + std::to_string(max_args) + " tensors; '" + name + "' is one more");
+        if (!t.defined()) fail(std::string("argument '") + name + "' is an undefined tensor");
+        if (t.device() != first_device)
+            fail(std::string("argument '") + name + "' is on " + t.device().str() + " but '" + first_name + "' is on " +
+                 first_device.str());
+        try {
+            refs_[count_] = strided_source<at::Tensor>::ref(t, name);
+        } catch (std::exception const& e) {
+            fail(std::string("argument '") + name + "': " + e.what());
+        }
+        if (count_ == 0) primary_ = &t;
+        ++count_;
+    }
+
+    void check_writable(std::size_t output) const {
+        strided_ref const& out = refs_[output];
+        if (has_internal_overlap(out))
+            fail(std::string("argument '") + out.name +
+                 "' has internal overlap (a dimension of size > 1 with stride 0, as after expand); an output "
+                 "needs one element per index");
+        for (std::size_t i = 0; i < count_; ++i) {
+            if (i == output) continue;
+            memory_overlap const m = memory_overlap_of(out, refs_[i]);
+            if (m == memory_overlap::partial || (m == memory_overlap::full && !detail::same_shape(out, refs_[i])))
+                fail(std::string("argument '") + out.name + "' partially overlaps '" + refs_[i].name +
+                     "' in memory; pass either separate memory or exactly the same tensor (in place)");
+        }
+    }
+
+    // "[4, 3]". Not through c10::str: in the nvcc-built example extension on
+    // the GPU machine (torch 2.11) formatting through an ostream crashed.
+    static std::string sizes_string(at::IntArrayRef sizes) {
+        std::string s = "[";
+        for (std::size_t d = 0; d < sizes.size(); ++d) s += (d ? ", " : "") + std::to_string(sizes[d]);
+        return s + "]";
+    }
+
+    template <typename T>
+    T coordinate() const {
+        if constexpr (std::is_same_v<T, c10::DeviceType>)
+            return device_;
+        else if constexpr (std::is_same_v<T, c10::ScalarType>)
+            return dtype_;
+        else if constexpr (std::is_same_v<T, contiguity>)
+            return combined_contiguity();
+        else
+            static_assert(std::is_same_v<T, c10::DeviceType>,
+                          "op_args::select: the table has an axis other than device type, dtype and contiguity; "
+                          "build its dispatch_set yourself");
+    }
+
     std::string op_;
     strided_ref refs_[max_args];
     std::size_t count_ = 0;
+    std::size_t inputs_ = 0;
+    at::Tensor const* primary_ = nullptr;
     c10::DeviceType device_ = c10::DeviceType::CPU;
     c10::ScalarType dtype_ = c10::ScalarType::Float;
     c10::OptionalDeviceGuard guard_;

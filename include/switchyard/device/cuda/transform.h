@@ -1,7 +1,7 @@
 // transform on CUDA: the elementwise runner behind switchyard/transform.h,
 // launched on the current stream of the current device, like for_each.
 //
-// Two kernels, chosen on the host from the layout (view/elementwise_layout.h):
+// Kernels chosen on the host from the layout (view/elementwise_layout.h):
 //  - vector: when the layout has at most two dimensions, every operand's
 //    inner stride is 1 or 0 (broadcast), rows hold whole 16-byte chunks and
 //    every contiguous operand's rows start 16-byte aligned. Thread t of a
@@ -10,7 +10,11 @@
 //    stride 1 (ld.global.nc), one scalar load for a broadcast input, one
 //    16-byte store per output; all of a thread's loads issue before its
 //    stores. This covers contiguous operations, a broadcast scalar, and a
-//    tensor broadcast over rows ([65536, 4096] * [4096]) or columns.
+//    tensor broadcast over rows ([65536, 4096] * [4096]) or columns. One
+//    instantiation per rank (1, 2), so a contiguous run computes no row
+//    index (this mattered for instruction-bound 2-byte kernels:
+//    docs/benchmarks.md); a one-block kernel runs the last partial chunk of
+//    a one-dimensional layout.
 //  - general: any layout; element by element in the coalesced interleaved
 //    order, each element's coordinates found once with precomputed division
 //    (view/fast_divide.h) and shared by all operands.
@@ -91,26 +95,32 @@ __device__ __forceinline__ void cuda_store_chunk(S* p, cuda_chunk<S, L> const& c
     *reinterpret_cast<uint4*>(p) = raw;
 }
 
-template <int Block, int Chunks, int L, typename S, typename C, int NOut, int NIn, typename F>
+// Rank 1: element e of operand k at e * inner stride; rank 2: row e / row
+// size (precomputed division) at the outer stride, column at the inner.
+template <int Block, int Chunks, int L, int Rank, typename S, typename C, int NOut, int NIn, typename F>
 __global__ void __launch_bounds__(Block)
     cuda_transform_vector_kernel(F const f, cuda_layout<NOut + NIn> const layout, std::int64_t const chunks) {
     constexpr int N = NOut + NIn;
     constexpr std::int64_t tile = std::int64_t{Block} * Chunks;
-    std::int64_t const row = layout.rank == 2 ? layout.sizes[1] : layout.numel;
     for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < chunks;
          base += static_cast<std::int64_t>(gridDim.x) * tile) {
+        bool const full = chunks - base >= tile;
         std::int64_t offset[Chunks][N];
         bool live[Chunks];
 #pragma unroll
         for (int c = 0; c < Chunks; ++c) {
             std::int64_t const chunk = base + c * Block + threadIdx.x;
-            live[c] = chunk < chunks;
+            live[c] = full || chunk < chunks;
             std::int64_t const e = chunk * L;
-            std::int64_t const r = layout.rank == 2 ? layout.dividers[1].divide(e) : 0;
-            std::int64_t const col = e - r * row;
+            if constexpr (Rank == 2) {
+                std::int64_t const r = layout.dividers[1].divide(e);
+                std::int64_t const col = e - r * layout.sizes[1];
 #pragma unroll
-            for (int k = 0; k < N; ++k)
-                offset[c][k] = r * layout.strides[k][0] + col * layout.strides[k][layout.rank - 1];
+                for (int k = 0; k < N; ++k) offset[c][k] = r * layout.strides[k][0] + col * layout.strides[k][1];
+            } else {
+#pragma unroll
+                for (int k = 0; k < N; ++k) offset[c][k] = e * layout.strides[k][0];
+            }
         }
         cuda_chunk<S, L> in[Chunks][NIn > 0 ? NIn : 1];
 #pragma unroll
@@ -119,7 +129,7 @@ __global__ void __launch_bounds__(Block)
 #pragma unroll
             for (int k = 0; k < NIn; ++k) {
                 S const* p = static_cast<S const*>(layout.data[NOut + k]) + offset[c][NOut + k];
-                if (layout.strides[NOut + k][layout.rank - 1] != 0) {
+                if (layout.strides[NOut + k][Rank - 1] != 0) {
                     in[c][k] = cuda_load_chunk<S, L>(p);
                 } else {
                     S const v = load_input(p);
@@ -238,8 +248,12 @@ void cuda_transform(Tag, F const& f, elementwise_layout const& layout) {
         std::int64_t const tiles = (chunks + tile - 1) / tile;
         if (tiles > 0) {
             unsigned const grid = static_cast<unsigned>(tiles < cuda_max_grid ? tiles : cuda_max_grid);
-            cuda_transform_vector_kernel<block, chunks_per_thread, lanes, S, C, NOut, NIn>
-                <<<grid, block, 0, stream>>>(f, params, chunks);
+            if (layout.rank == 2)
+                cuda_transform_vector_kernel<block, chunks_per_thread, lanes, 2, S, C, NOut, NIn>
+                    <<<grid, block, 0, stream>>>(f, params, chunks);
+            else
+                cuda_transform_vector_kernel<block, chunks_per_thread, lanes, 1, S, C, NOut, NIn>
+                    <<<grid, block, 0, stream>>>(f, params, chunks);
         }
         std::int64_t const tail = layout.numel - chunks * lanes;  // only for one dimension
         if (tail > 0) cuda_transform_tail_kernel<S, C, NOut, NIn><<<1, lanes, 0, stream>>>(f, params, chunks * lanes);

@@ -2,7 +2,7 @@
 // Every operand becomes a shader flat view over its broadcast layout in the
 // operation's joint iteration order (view/iteration_order.h), and the kernel
 // out[i] = f(in[i]...) is traced and recorded by webgpu_for_each
-// (shader/webgpu_for_each.h): one WGSL shader per layout shape, cached by
+// (device/webgpu/for_each.h): one WGSL shader per layout shape, cached by
 // text, sizes and strides as uniforms, vec4 when every operand is
 // contiguous. Operands beyond what the device binds in one stage are refused
 // there with the device's limit named.
@@ -15,7 +15,7 @@
 #include "switchyard/core/results.h"
 #include "switchyard/kernel_types.h"
 #include "switchyard/shader/view.h"
-#include "switchyard/shader/webgpu_for_each.h"
+#include "switchyard/device/webgpu/for_each.h"
 #include "switchyard/view/elementwise_layout.h"
 
 #define SWITCHYARD_HAS_WEBGPU_TRANSFORM 1

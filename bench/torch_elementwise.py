@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""softplus: switchyard's example op vs PyTorch's CPU kernel, side by side.
+"""switchyard's example ops vs PyTorch on the CPU, side by side: softplus
+(f32, f32 transposed, bf16, f16) and the broadcasting mul_sigmoid, x *
+sigmoid(gate) with x [4096, 1024] and gate [1024] (per column) or [4096, 1]
+(per row), against what a PyTorch user writes, x * torch.sigmoid(gate).
 
-Both write into preallocated outputs (torch.ops.aten.softplus.out), with the
-same thread count for both (SWITCHYARD_NUM_THREADS and torch.set_num_threads).
+softplus writes into preallocated outputs on both sides
+(torch.ops.aten.softplus.out); mul_sigmoid allocates its result on both
+sides, as the two calls do. The same thread count for both
+(SWITCHYARD_NUM_THREADS and torch.set_num_threads).
 Each round runs each op in a short block: one untimed call, then `calls`
 timed calls; the rounds alternate ours and PyTorch's, and the result is the
 median per-call time over all rounds. The untimed call matters: right after
@@ -33,12 +38,34 @@ import switchyard_examples  # noqa: E402,F401
 ops = torch.ops.switchyard_examples
 
 
+def softplus_case(x):
+    ours_out, torch_out = torch.empty_like(x), torch.empty_like(x)
+    ours = lambda: ops.softplus.out(x, 1.0, 20.0, out=ours_out)  # noqa: E731
+    theirs = lambda: torch.ops.aten.softplus.out(x, 1.0, 20.0, out=torch_out)  # noqa: E731
+    ours(), theirs()
+    torch.testing.assert_close(ours_out, torch_out)
+    return ours, theirs
+
+
+def mul_sigmoid_case(x, gate):
+    ours = lambda: ops.mul_sigmoid(x, gate)  # noqa: E731
+    theirs = lambda: x * torch.sigmoid(gate)  # noqa: E731
+    torch.testing.assert_close(ours(), theirs())
+    return ours, theirs
+
+
 def cases():
     g = torch.Generator().manual_seed(0)
     n = 1 << 24
-    yield "f32", torch.randn(n, generator=g)
-    yield "f32_transposed", torch.randn(4096, 4096, generator=g).t()
-    yield "bf16", torch.randn(n, generator=g).to(torch.bfloat16)
+    yield "softplus_f32", softplus_case(torch.randn(n, generator=g))
+    yield "softplus_f32_transposed", softplus_case(torch.randn(4096, 4096, generator=g).t())
+    yield "softplus_bf16", softplus_case(torch.randn(n, generator=g).to(torch.bfloat16))
+    yield "softplus_f16", softplus_case(torch.randn(n, generator=g).to(torch.float16))
+    x = torch.randn(4096, 1024, generator=g)
+    for dtype, label in ((torch.float32, "f32"), (torch.bfloat16, "bf16"), (torch.float16, "f16")):
+        gate = torch.randn(1024, generator=g).to(dtype)
+        yield f"bcast_mul_sigmoid_{label}", mul_sigmoid_case(x.to(dtype), gate)
+    yield "bcast_mul_sigmoid_per_row_f32", mul_sigmoid_case(x, torch.randn(4096, 1, generator=g))
 
 
 def timed(fn, samples):
@@ -51,12 +78,10 @@ def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     calls = 3
     result = {}
-    for name, x in cases():
-        ours_out, torch_out = torch.empty_like(x), torch.empty_like(x)
-        ours = lambda: ops.softplus.out(x, 1.0, 20.0, out=ours_out)  # noqa: E731
-        theirs = lambda: torch.ops.aten.softplus.out(x, 1.0, 20.0, out=torch_out)  # noqa: E731
-        ours(), theirs()
-        torch.testing.assert_close(ours_out, torch_out)
+    only = sys.argv[2:]
+    for name, (ours, theirs) in cases():
+        if only and name not in only:
+            continue
         blocks = {"ours_ms": [], "torch_ms": []}
         alternating = {"ours_alternating_ms": [], "torch_alternating_ms": []}
         for _ in range(rounds):
