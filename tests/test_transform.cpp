@@ -289,9 +289,9 @@ TEST_CASE("transform rejects bad operands, naming them", "[transform]") {
                 sy::strided_ref::contiguous(a.data() + 1, sy::dtype::f32, sy::device_kind::cpu, {32}, "x");
             sy::transform(Tag{}, f32(a, {32}, "out"), add, shifted, f32(b, {32}, "y"));
         },
-        "output 'out' partially overlaps input 'x'");
+        "output 'out' shares memory with input 'x' but is not exactly that array");
     fails_with([&] { sy::transform(Tag{}, f32(a, {16}, "out"), add, f32(a, {1}, "x"), f32(b, {16}, "y")); },
-               "output 'out' partially overlaps input 'x'");
+               "output 'out' shares memory with input 'x' but is not exactly that array");
     fails_with(
         [&] {
             auto const wrong = sy::strided_ref::contiguous(d.data(), sy::dtype::f64, sy::device_kind::cpu, {16}, "y");
@@ -314,6 +314,25 @@ TEST_CASE("transform rejects bad operands, naming them", "[transform]") {
                 f32(a, {16}, "x"));
         },
         "output 'hi' has shape [8] but output 'lo' has [16]");
+    // A broadcast view of the output (x.mul_(x[:, :1])) and a shifted slice
+    // of it: the strides alone do not prove the memory disjoint, so refused.
+    fails_with(
+        [&] {
+            auto const x = f32(a, {2, 32}, "x");
+            auto const column =
+                sy::strided_ref::make(a.data(), sy::dtype::f32, sy::device_kind::cpu, {2, 1}, {32, 1}, "x[:, :1]");
+            sy::transform(Tag{}, x, add, x, column);
+        },
+        "output 'x' shares memory with input 'x[:, :1]' but is not exactly that array");
+    fails_with(
+        [&] {
+            auto const out =
+                sy::strided_ref::make(a.data() + 2, sy::dtype::f32, sy::device_kind::cpu, {4, 4}, {8, 1}, "b[:, 2:6]");
+            auto const in =
+                sy::strided_ref::make(a.data(), sy::dtype::f32, sy::device_kind::cpu, {4, 4}, {8, 1}, "b[:, 0:4]");
+            sy::transform(Tag{}, out, add, in, f32(b, {4, 4}, "y"));
+        },
+        "output 'b[:, 2:6]' shares memory with input 'b[:, 0:4]'");
     fails_with(
         [&] {
             sy::transform(
@@ -324,6 +343,18 @@ TEST_CASE("transform rejects bad operands, naming them", "[transform]") {
                 f32(b, {16}, "x"));
         },
         "output 'hi' overlaps output 'lo'");
+}
+
+TEST_CASE("transform rethrows a kernel's exception from the thread pool", "[transform]") {
+    using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f64>;
+    std::vector<double> x(1 << 20, 1.0), out(1 << 20);
+    auto const xr = sy::strided_ref::contiguous(x.data(), sy::dtype::f64, sy::device_kind::cpu, {1 << 20}, "x");
+    auto const o = sy::strided_ref::contiguous(out.data(), sy::dtype::f64, sy::device_kind::cpu, {1 << 20}, "out");
+    auto const throwing = [](double v) {
+        if (v > 0) throw std::runtime_error("kernel refused");
+        return v;
+    };
+    CHECK_THROWS_WITH(sy::transform(Tag{}, o, throwing, xr), "kernel refused");
 }
 
 TEST_CASE("f16 block conversions: F16C and the portable loops agree", "[transform]") {

@@ -145,7 +145,8 @@ public:
                     for (std::size_t j = 0; j < i; ++j)
                         others += std::string(j ? ", '" : "'") + refs_[j].name + "' " + detail::shape_string(refs_[j]);
                     fail(std::string("argument '") + r.name + "' has shape " + detail::shape_string(r) +
-                         ", which does not broadcast with " + others + " (dimension " + std::to_string(d) + ")");
+                         ", which does not broadcast with " + others + " (size " + std::to_string(size) + " against " +
+                         std::to_string(s) + " in dimension " + std::to_string(rank - r.rank + d) + " of the result)");
                 }
                 s = size;
             }
@@ -157,9 +158,9 @@ public:
     // primary tensor's dtype and device, and adds it. Where the primary
     // tensor has that shape the output takes its memory layout (as
     // PyTorch's elementwise ops do), else it is contiguous.
-    at::Tensor new_output(char const* name) {
+    [[nodiscard]] at::Tensor new_output(char const* name) {
         std::vector<std::int64_t> const shape = broadcast_shape();
-        at::Tensor const& primary = *primary_;
+        at::Tensor const& primary = tensors_[0];
         at::Tensor out = primary.sizes().equals(shape) ? at::empty_like(primary) : at::empty(shape, primary.options());
         add(name, out, refs_[0].name, primary.device());
         return out;
@@ -167,18 +168,21 @@ public:
 
     // Adds `out` (an out= argument or an in-place self) as an output named
     // `name`: on the primary tensor's device, with its dtype and the
-    // broadcast shape, no internal overlap, and no memory shared with an
-    // input unless it is exactly that input.
+    // broadcast shape (an empty out= is resized to it, as PyTorch's ops do),
+    // no internal overlap, and no memory shared with an input unless it is
+    // exactly that input (memory the strides cannot prove disjoint counts as
+    // shared).
     op_args& output(char const* name, at::Tensor const& out) {
         if (out.defined() && out.scalar_type() != dtype_)
             fail(std::string("argument '") + name + "' has dtype " + c10::toString(out.scalar_type()) + " but '" +
                  refs_[0].name + "' has " + c10::toString(dtype_) + "; the result's dtype is " + c10::toString(dtype_));
         std::vector<std::int64_t> const shape = broadcast_shape();
+        if (out.defined() && out.numel() == 0 && !out.sizes().equals(shape)) out.resize_(shape);
         if (out.defined() && !out.sizes().equals(shape))
             fail(std::string("argument '") + name + "' has shape " + sizes_string(out.sizes()) +
                  " but the result has shape " + sizes_string(shape));
-        add(name, out, refs_[0].name, primary_->device());
-        check_writable(count_ - 1);
+        add(name, out, refs_[0].name, tensors_[0].device());
+        check_writable(count_ - 1, true);
         return *this;
     }
 
@@ -239,11 +243,13 @@ private:
         } catch (std::exception const& e) {
             fail(std::string("argument '") + name + "': " + e.what());
         }
-        if (count_ == 0) primary_ = &t;
+        tensors_[count_] = t;
         ++count_;
     }
 
-    void check_writable(std::size_t output) const {
+    // `strict`: memory the strides cannot prove disjoint counts as shared
+    // (outputs of transform); else it is allowed, as for the for_each ops.
+    void check_writable(std::size_t output, bool strict = false) const {
         strided_ref const& out = refs_[output];
         if (has_internal_overlap(out))
             fail(std::string("argument '") + out.name +
@@ -252,7 +258,8 @@ private:
         for (std::size_t i = 0; i < count_; ++i) {
             if (i == output) continue;
             memory_overlap const m = memory_overlap_of(out, refs_[i]);
-            if (m == memory_overlap::partial || (m == memory_overlap::full && !detail::same_shape(out, refs_[i])))
+            if (m == memory_overlap::partial || (m == memory_overlap::full && !detail::same_shape(out, refs_[i])) ||
+                (strict && m == memory_overlap::unknown))
                 fail(std::string("argument '") + out.name + "' partially overlaps '" + refs_[i].name +
                      "' in memory; pass either separate memory or exactly the same tensor (in place)");
         }
@@ -284,7 +291,9 @@ private:
     strided_ref refs_[max_args];
     std::size_t count_ = 0;
     std::size_t inputs_ = 0;
-    at::Tensor const* primary_ = nullptr;
+    // Handles, not references: a caller may pass temporaries (x.contiguous()),
+    // whose memory the refs point into.
+    at::Tensor tensors_[max_args];
     c10::DeviceType device_ = c10::DeviceType::CPU;
     c10::ScalarType dtype_ = c10::ScalarType::Float;
     c10::OptionalDeviceGuard guard_;

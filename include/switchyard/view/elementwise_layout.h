@@ -19,8 +19,10 @@
 //
 // Checks, each naming the op and the argument: shapes that do not broadcast,
 // outputs of different shapes, an output with internal overlap (it would
-// need broadcasting), an output that partially overlaps an input or another
-// output (exactly in place is fine), and more operands than max_operands.
+// need broadcasting), an output that shares memory with an input other than
+// exactly (the same array: in place) or with another output, and more
+// operands than max_operands. Memory shared in a way the strides alone
+// cannot rule out (x[::2] and x[1::2]) counts as shared: refused, never raced.
 #pragma once
 
 #include <cstdint>
@@ -130,7 +132,7 @@ inline elementwise_layout make_elementwise_layout(char const* op, strided_ref co
                                 " has internal overlap (a dimension of size > 1 with stride 0, as after expand); "
                                 "an output needs one element per index and is never broadcast");
         for (int j = 0; j < k; ++j)
-            if (auto const m = memory_overlap_of(o, outs[j]); m == memory_overlap::full || m == memory_overlap::partial)
+            if (memory_overlap_of(o, outs[j]) != memory_overlap::none)
                 layout_fail(op, "output " + ref_label(o.name) + " overlaps output " + ref_label(outs[j].name) +
                                     " in memory; outputs must not share memory");
         refs[k] = o;
@@ -141,10 +143,10 @@ inline elementwise_layout make_elementwise_layout(char const* op, strided_ref co
         for (int j = 0; j < n_out; ++j) {
             auto const m = memory_overlap_of(outs[j], in);
             bool const exactly_in_place = m == memory_overlap::full && detail::same_shape(in, outs[j]);
-            if (m == memory_overlap::partial || (m == memory_overlap::full && !exactly_in_place))
-                layout_fail(op, "output " + ref_label(outs[j].name) + " partially overlaps input " +
-                                    ref_label(in.name) +
-                                    " in memory; pass separate memory or exactly the same array (in place)");
+            if (m != memory_overlap::none && !exactly_in_place)
+                layout_fail(op,
+                            "output " + ref_label(outs[j].name) + " shares memory with input " + ref_label(in.name) +
+                                " but is not exactly that array; pass separate memory or the same array (in place)");
         }
     }
 
@@ -166,7 +168,11 @@ inline elementwise_layout make_elementwise_layout(char const* op, strided_ref co
         std::int64_t const size = shape.sizes[d];
         if (size == 1) continue;
         bool merge = layout.rank > 0;
-        for (int k = 0; merge && k < n; ++k) merge = layout.strides[k][layout.rank - 1] == size * refs[k].strides[d];
+        for (int k = 0; merge && k < n; ++k) {
+            std::int64_t step = 0;  // an overflowing product never equals a valid stride: no merge
+            merge =
+                !__builtin_mul_overflow(size, refs[k].strides[d], &step) && layout.strides[k][layout.rank - 1] == step;
+        }
         if (!merge) ++layout.rank;
         std::int32_t const r = layout.rank - 1;
         layout.sizes[r] = merge ? layout.sizes[r] * size : size;

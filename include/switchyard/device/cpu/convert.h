@@ -21,6 +21,7 @@
 #include "switchyard/core/half.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define SWITCHYARD_HAS_F16C_PATH 1
 #endif
@@ -65,9 +66,12 @@ struct f16_converters {
 inline f16_converters const& f16_block_converters() {
     static f16_converters const converters = [] {
 #if defined(SWITCHYARD_HAS_F16C_PATH) && !defined(SWITCHYARD_NO_F16C)
-        // Every CPU with AVX2 has F16C (clang 14 cannot ask for f16c itself).
+        // AVX (the OS saves the YMM registers) and CPUID.1:ECX.F16C[bit 29];
+        // clang 14's __builtin_cpu_supports does not know "f16c".
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2")) return f16_converters{&f16_load_f16c, &f16_store_f16c};
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        if (__builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0)
+            return f16_converters{&f16_load_f16c, &f16_store_f16c};
 #endif
         return f16_converters{&f16_load_portable, &f16_store_portable};
     }();

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -230,8 +231,9 @@ bool cuda_vector_layout(elementwise_layout const& l) {
     return true;
 }
 
+// Launches on the current device, which must be the operands' (`operands_device`).
 template <typename S, typename C, int NOut, int NIn, typename Tag, typename F>
-void cuda_transform(Tag, F const& f, elementwise_layout const& layout) {
+void cuda_transform(Tag, F const& f, elementwise_layout const& layout, int operands_device) {
     if (layout.numel == 0) return;
     constexpr int N = NOut + NIn;
     constexpr int block = cuda_block_size<Tag>();
@@ -239,6 +241,10 @@ void cuda_transform(Tag, F const& f, elementwise_layout const& layout) {
     constexpr int lanes = sizeof(S) <= 8 ? static_cast<int>(16 / sizeof(S)) : 1;
     int device = 0;
     cuda_check(cudaGetDevice(&device), "cudaGetDevice", "transform");
+    if (device != operands_device)
+        throw std::invalid_argument("transform: the operands are on cuda:" + std::to_string(operands_device) +
+                                    " but the current device is cuda:" + std::to_string(device) +
+                                    "; make their device current (cudaSetDevice, or a device guard)");
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
     cuda_layout<N> const params = to_cuda_layout<N>(layout);
     if (cuda_vector_layout<S, lanes>(layout)) {
