@@ -375,7 +375,7 @@ TEST_CASE("signed one-byte enums, including negative values", "[core][table]") {
 
 // Value mappings used by views and for_each.
 static_assert(core_dtype_v<dtype::bf16> == dtype::bf16);
-static_assert(std::is_same_v<element_t<dtype::bf16>, bfloat16>);
-static_assert(std::is_same_v<element_compute_t<dtype::f16>, float>);
+static_assert(std::is_same_v<dtype_storage_t<dtype::bf16>, bfloat16>);
+static_assert(std::is_same_v<dtype_compute_t<dtype::f16>, float>);
 static_assert(core_device_v<device_kind::cuda> == device_kind::cuda);
 static_assert(!dtype_enum_type<user::precision> && !device_enum_type<dtype>);

@@ -23,8 +23,8 @@ struct relu_op {
         constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
         constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});
         constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
-        using scalar_t = sy::torch_scalar_cpp_type_t<stype>;
-        using compute_t = sy::torch_compute_type_t<stype>;
+        using scalar_t = sy::dtype_storage_t<stype>;
+        using compute_t = sy::dtype_compute_t<stype>;
         auto const order = args.order();
         sy::flat_in<dev, stype, contig> const in(args.ref(0), order);
         sy::flat_out<dev, stype, contig> const out(args.ref(1), order);
@@ -47,8 +47,8 @@ void relu_out(at::Tensor const& x, at::Tensor& out) {
 template <int Warm, int PerThread, at::ScalarType S, typename Index>
 void launch_variant_index(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
     using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
-    using scalar_t = sy::torch_scalar_cpp_type_t<S>;
-    using compute_t = sy::torch_compute_type_t<S>;
+    using scalar_t = sy::dtype_storage_t<S>;
+    using compute_t = sy::dtype_compute_t<S>;
     sy::op_args const args("launch_variant", {{"x", x}, {"out", out}});
     sy::flat_in<at::kCUDA, S, sy::contiguity::contiguous> const in(args.ref(0));
     sy::flat_out<at::kCUDA, S, sy::contiguity::contiguous> const o(args.ref(1));

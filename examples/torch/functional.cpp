@@ -26,8 +26,8 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     constexpr auto in_t = sy::tag_get<at::ScalarType>(Tag{});
     constexpr auto out_t = static_cast<at::ScalarType>(sy::tag_get<out_stype>(Tag{}));
     constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
-    using compute_t = sy::torch_compute_type_t<in_t>;
-    using out_scalar_t = sy::torch_scalar_cpp_type_t<out_t>;
+    using compute_t = sy::dtype_compute_t<in_t>;
+    using out_scalar_t = sy::dtype_storage_t<out_t>;
 
     auto const order = args.order();
     sy::flat_in<dev, in_t, contig> const a(args.ref(0), order), b(args.ref(1), order);
@@ -47,8 +47,8 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     constexpr auto dev = sy::tag_get<at::DeviceType>(Tag{});
     constexpr auto stype = sy::tag_get<at::ScalarType>(Tag{});
     constexpr auto contig = sy::tag_get<sy::contiguity>(Tag{});
-    using scalar_t = sy::torch_scalar_cpp_type_t<stype>;
-    using compute_t = sy::torch_compute_type_t<stype>;
+    using scalar_t = sy::dtype_storage_t<stype>;
+    using compute_t = sy::dtype_compute_t<stype>;
 
     auto const order = args.order();
     sy::flat_out<dev, stype, contig> const a(args.ref(0), order);

@@ -52,9 +52,9 @@ using for_tag_device_t = std::conditional_t<tag_on_shader_device<Tag>, shader::v
 }  // namespace detail
 
 template <any_tag Tag>
-using storage_t = detail::for_tag_device_t<Tag, element_t<detail::tag_dtype<Tag>::value>>;
+using storage_t = detail::for_tag_device_t<Tag, dtype_storage_t<detail::tag_dtype<Tag>::value>>;
 
 template <any_tag Tag>
-using compute_t = detail::for_tag_device_t<Tag, element_compute_t<detail::tag_dtype<Tag>::value>>;
+using compute_t = detail::for_tag_device_t<Tag, dtype_compute_t<detail::tag_dtype<Tag>::value>>;
 
 }  // namespace switchyard

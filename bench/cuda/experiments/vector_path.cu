@@ -140,7 +140,7 @@ void for_each_flat_index(T const* in, T* out, std::int64_t n) {
         sy::strided_ref::contiguous(const_cast<T*>(in), d, sy::device_kind::cuda, {n}, "in"));
     sy::flat_out<sy::device_kind::cuda, d, sy::contiguity::contiguous> const vout(
         sy::strided_ref::contiguous(out, d, sy::device_kind::cuda, {n}, "out"));
-    using S = sy::element_t<d>;
+    using S = sy::dtype_storage_t<d>;
     sy::detail::cuda_for_each_launch<0, PerThread>(
         typed_tag{}, 0, n,
         [=] __device__(typed_tag, sy::flat_index i) {

@@ -68,14 +68,6 @@ template <> struct dtype_traits<dtype::f32> : detail::dtype_entry<dtype::f32, fl
 template <> struct dtype_traits<dtype::f64> : detail::dtype_entry<dtype::f64, double> {};
 // clang-format on
 
-// The C++ type that stores one element of D.
-template <dtype D>
-using dtype_storage_t = typename dtype_traits<D>::storage;
-
-// The C++ type arithmetic on D uses: float for f16 and bf16, else the storage type.
-template <dtype D>
-using dtype_compute_t = typename dtype_traits<D>::compute;
-
 namespace detail {
 // -1 for types that are no dtype's storage type.
 template <typename T>
@@ -131,9 +123,9 @@ template <>
 struct dtype_enum<dtype> {
     static constexpr dtype to_core(dtype d) noexcept { return d; }
     template <dtype D>
-    using storage = dtype_storage_t<D>;
+    using storage = typename dtype_traits<D>::storage;
     template <dtype D>
-    using compute = dtype_compute_t<D>;
+    using compute = typename dtype_traits<D>::compute;
 };
 
 template <typename E>
@@ -145,12 +137,16 @@ concept dtype_enum_type = requires(E e) {
 template <auto D>
 requires dtype_enum_type<decltype(D)>
 inline constexpr dtype core_dtype_v = dtype_enum<decltype(D)>::to_core(D);
+// The C++ type that stores one element of D (half, bfloat16, float, ...;
+// c10::Half for torch::kHalf), and the type arithmetic on D uses: float for
+// f16 and bf16, else the storage type. The same for tags: storage_t<Tag>,
+// compute_t<Tag> (kernel_types.h).
 template <auto D>
 requires dtype_enum_type<decltype(D)>
-using element_t = typename dtype_enum<decltype(D)>::template storage<D>;
+using dtype_storage_t = typename dtype_enum<decltype(D)>::template storage<D>;
 template <auto D>
 requires dtype_enum_type<decltype(D)>
-using element_compute_t = typename dtype_enum<decltype(D)>::template compute<D>;
+using dtype_compute_t = typename dtype_enum<decltype(D)>::template compute<D>;
 
 using full_dtype_axis = axis<dtype::boolean, dtype::u8, dtype::i8, dtype::i16, dtype::i32, dtype::i64, dtype::f16,
                              dtype::bf16, dtype::f32, dtype::f64>;

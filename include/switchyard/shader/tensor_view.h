@@ -75,7 +75,7 @@ template <auto Device, auto DType, int Rank, contiguity C, bool Writable>
 requires shader::is_shader_device_v<Device>
 class tensor_view<Device, DType, Rank, C, Writable> : public tensor_shape<Rank> {
     static_assert(Rank >= 0 && Rank <= max_rank, "tensor_in/tensor_out: Rank must be between 0 and max_rank (8)");
-    using element = element_t<DType>;
+    using element = dtype_storage_t<DType>;
     static constexpr char const* view_name = Writable ? "tensor_out" : "tensor_in";
     using tensor_shape<Rank>::sizes_;
     using tensor_shape<Rank>::strides_;

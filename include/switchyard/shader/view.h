@@ -148,7 +148,7 @@ namespace detail {
 template <auto Device, auto DType, contiguity C, bool Writable>
 requires shader::is_shader_device_v<Device>
 class flat_view<Device, DType, C, Writable> {
-    using element = element_t<DType>;
+    using element = dtype_storage_t<DType>;
     static constexpr char const* view_name = Writable ? "flat_out" : "flat_in";
 
 public:

@@ -2,8 +2,8 @@
 //
 //     using space = axes<torch_cpu_cuda_device_axis, torch_full_float_stype_axis, full_contiguity_axis>;
 //     template <typename Tag> requires with_value<Tag, torch::kCUDA> ...
-//     using scalar_t  = torch_scalar_cpp_type_t<torch::kHalf>;   // c10::Half
-//     using compute_t = torch_compute_type_t<torch::kHalf>;      // float
+//     using S = dtype_storage_t<torch::kHalf>;   // c10::Half (in a kernel: storage_t<Tag>)
+//     using C = dtype_compute_t<torch::kHalf>;   // float (in a kernel: compute_t<Tag>)
 //
 // The labels are "device" and "dtype", as for the core's enums, so messages
 // read "device=cuda, dtype=Half". Views and for_each accept these values
@@ -53,14 +53,6 @@ struct torch_compute<c10::ScalarType::BFloat16> {
 };
 
 }  // namespace detail
-
-// The C++ type torch stores for S (c10::Half, c10::BFloat16, float, ...).
-template <c10::ScalarType S>
-using torch_scalar_cpp_type_t = c10::impl::ScalarTypeToCPPTypeT<S>;
-
-// The type arithmetic on S uses: float for Half and BFloat16, else the storage type.
-template <c10::ScalarType S>
-using torch_compute_type_t = typename detail::torch_compute<S>::type;
 
 // torch dtype -> core dtype; throws for dtypes the core does not have.
 constexpr dtype to_dtype(c10::ScalarType s) {
@@ -112,10 +104,12 @@ constexpr device_kind to_device_kind(c10::DeviceType d) {
 template <>
 struct dtype_enum<c10::ScalarType> {
     static constexpr dtype to_core(c10::ScalarType s) { return to_dtype(s); }
+    // The C++ type torch stores for S (c10::Half, c10::BFloat16, float, ...)
+    // and the type arithmetic on S uses (float for Half and BFloat16).
     template <c10::ScalarType S>
-    using storage = torch_scalar_cpp_type_t<S>;
+    using storage = c10::impl::ScalarTypeToCPPTypeT<S>;
     template <c10::ScalarType S>
-    using compute = torch_compute_type_t<S>;
+    using compute = typename detail::torch_compute<S>::type;
 };
 
 template <>

@@ -101,7 +101,7 @@ class flat_view {
     static_assert(core_device_v<Device> != device_kind::webgpu && core_device_v<Device> != device_kind::metal,
                   "flat_in / flat_out on a shader device need switchyard/shader.h (included by "
                   "switchyard/switchyard.h)");
-    using element = element_t<DType>;
+    using element = dtype_storage_t<DType>;
     using pointer = std::conditional_t<Writable, element*, element const*>;
     static constexpr char const* view_name = Writable ? "flat_out" : "flat_in";
 

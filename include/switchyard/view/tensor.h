@@ -73,7 +73,7 @@ protected:
 template <auto Device, auto DType, int Rank, contiguity C, bool Writable>
 class tensor_view : public tensor_shape<Rank> {
     static_assert(Rank >= 0 && Rank <= max_rank, "tensor_in/tensor_out: Rank must be between 0 and max_rank (8)");
-    using element = element_t<DType>;
+    using element = dtype_storage_t<DType>;
     using pointer = std::conditional_t<Writable, element*, element const*>;
     static constexpr char const* view_name = Writable ? "tensor_out" : "tensor_in";
     using tensor_shape<Rank>::sizes_;
