@@ -58,4 +58,14 @@ inline constexpr bool is_results_v = false;
 template <typename... T>
 inline constexpr bool is_results_v<results<T...>> = true;
 
+// Output O's value of what a kernel returned (results{...} or one value), as
+// compute type C: what every device's transform runner stores.
+template <std::size_t O, typename C, typename R>
+SWITCHYARD_HOST_DEVICE constexpr C result_value(R const& r) {
+    if constexpr (is_results_v<R>)
+        return static_cast<C>(r.template get<O>());
+    else
+        return static_cast<C>(r);
+}
+
 }  // namespace switchyard

@@ -178,9 +178,12 @@ public:
                  refs_[0].name + "' has " + c10::toString(dtype_) + "; the result's dtype is " + c10::toString(dtype_));
         std::vector<std::int64_t> const shape = broadcast_shape();
         if (out.defined() && out.numel() == 0 && !out.sizes().equals(shape)) out.resize_(shape);
+        // Shapes formatted without c10::str: an ostream crashed inside the
+        // nvcc-built example extension on the GPU machine (torch 2.11).
         if (out.defined() && !out.sizes().equals(shape))
-            fail(std::string("argument '") + name + "' has shape " + sizes_string(out.sizes()) +
-                 " but the result has shape " + sizes_string(shape));
+            fail(std::string("argument '") + name + "' has shape " +
+                 detail::shape_string(out.sizes().data(), out.sizes().size()) + " but the result has shape " +
+                 detail::shape_string(shape.data(), shape.size()));
         add(name, out, refs_[0].name, tensors_[0].device());
         check_writable(count_ - 1, true);
         return *this;
@@ -263,14 +266,6 @@ private:
                 fail(std::string("argument '") + out.name + "' partially overlaps '" + refs_[i].name +
                      "' in memory; pass either separate memory or exactly the same tensor (in place)");
         }
-    }
-
-    // "[4, 3]". Not through c10::str: in the nvcc-built example extension on
-    // the GPU machine (torch 2.11) formatting through an ostream crashed.
-    static std::string sizes_string(at::IntArrayRef sizes) {
-        std::string s = "[";
-        for (std::size_t d = 0; d < sizes.size(); ++d) s += (d ? ", " : "") + std::to_string(sizes[d]);
-        return s + "]";
     }
 
     template <typename T>

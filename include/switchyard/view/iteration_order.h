@@ -63,10 +63,14 @@ struct iteration_order {
 
 namespace detail {
 
-inline std::string shape_string(strided_ref const& r) {
+// "[4, 3]" for sizes[0..rank).
+inline std::string shape_string(std::int64_t const* sizes, std::size_t rank) {
     std::string s = "[";
-    for (std::int32_t d = 0; d < r.rank; ++d) s += (d ? ", " : "") + std::to_string(r.sizes[d]);
+    for (std::size_t d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(sizes[d]);
     return s + "]";
+}
+inline std::string shape_string(strided_ref const& r) {
+    return shape_string(r.sizes, static_cast<std::size_t>(r.rank));
 }
 
 // True when dimension `outer` should move inside dimension `inner`.

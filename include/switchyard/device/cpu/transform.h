@@ -34,15 +34,6 @@ namespace switchyard::detail {
 // 32 KiB, and the per-block overhead (a few branches per operand) is small.
 inline constexpr std::int64_t cpu_transform_block = 256;
 
-// One output value of a kernel's result, as compute type C.
-template <int O, typename C, typename R>
-SWITCHYARD_INLINE C result_value(R const& r) {
-    if constexpr (is_results_v<R>)
-        return static_cast<C>(r.template get<O>());
-    else
-        return static_cast<C>(r);
-}
-
 // A row of n elements: operand k starts at ptr[k] and steps inner[k]
 // elements; outputs first.
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>

@@ -68,14 +68,6 @@ cuda_layout<N> to_cuda_layout(elementwise_layout const& l) {
     return c;
 }
 
-template <int O, typename C, typename R>
-__device__ __forceinline__ C cuda_result_value(R const& r) {
-    if constexpr (is_results_v<R>)
-        return static_cast<C>(r.template get<O>());
-    else
-        return static_cast<C>(r);
-}
-
 template <typename S, int L>
 struct alignas(16) cuda_chunk {
     S v[L];
@@ -150,7 +142,7 @@ __global__ void __launch_bounds__(Block)
                 }
                 (std::make_index_sequence<NIn>{});
                 [&]<std::size_t... O>(std::index_sequence<O...>) {
-                    ((out[O].v[j] = static_cast<S>(cuda_result_value<O, C>(r))), ...);
+                    ((out[O].v[j] = static_cast<S>(result_value<O, C>(r))), ...);
                 }
                 (std::make_index_sequence<NOut>{});
             }
@@ -173,7 +165,7 @@ __global__ void cuda_transform_tail_kernel(F const f, cuda_layout<NOut + NIn> co
     }
     (std::make_index_sequence<NIn>{});
     [&]<std::size_t... O>(std::index_sequence<O...>) {
-        ((static_cast<S*>(layout.data[O])[i * layout.strides[O][0]] = static_cast<S>(cuda_result_value<O, C>(r))), ...);
+        ((static_cast<S*>(layout.data[O])[i * layout.strides[O][0]] = static_cast<S>(result_value<O, C>(r))), ...);
     }
     (std::make_index_sequence<NOut>{});
 }
@@ -206,7 +198,7 @@ __global__ void __launch_bounds__(Block)
             }
             (std::make_index_sequence<NIn>{});
             [&]<std::size_t... O>(std::index_sequence<O...>) {
-                ((static_cast<S*>(layout.data[O])[offset[O]] = static_cast<S>(cuda_result_value<O, C>(r))), ...);
+                ((static_cast<S*>(layout.data[O])[offset[O]] = static_cast<S>(result_value<O, C>(r))), ...);
             }
             (std::make_index_sequence<NOut>{});
         }

@@ -46,12 +46,7 @@ void webgpu_transform(Tag tag, F const& f, strided_ref const (&outs)[NOut], stri
     webgpu_for_each(tag, outs[0].numel(), [=](Tag, std::int64_t i) {
         auto const r = [&]<std::size_t... K>(std::index_sequence<K...>) { return f(static_cast<C>(in[K][i])...); }
         (std::make_index_sequence<NIn>{});
-        [&]<std::size_t... O>(std::index_sequence<O...>) {
-            if constexpr (is_results_v<std::remove_cvref_t<decltype(r)>>)
-                ((out[O][i] = static_cast<S>(static_cast<C>(r.template get<O>()))), ...);
-            else
-                ((out[O][i] = static_cast<S>(static_cast<C>(r))), ...);
-        }
+        [&]<std::size_t... O>(std::index_sequence<O...>) { ((out[O][i] = static_cast<S>(result_value<O, C>(r))), ...); }
         (std::make_index_sequence<NOut>{});
     });
 }
