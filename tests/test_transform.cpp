@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -245,6 +246,95 @@ TEST_CASE("transform with several outputs, many inputs and in place", "[transfor
     SECTION("no inputs fills the output") {
         sy::transform(Tag{}, as_ref(out[0], "out"), [] { return 2.5f; });
         for (float v : out[0]) CHECK(v == 2.5f);
+    }
+}
+
+TEST_CASE("mapped inputs: hoisted once per element of a broadcast input, fused otherwise", "[transform]") {
+    using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
+    constexpr std::int64_t rows = 300, cols = 257;
+    std::vector<float> x(rows * cols), out(rows * cols), gate(rows * cols);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = float(i % 97) * 0.25f - 7.0f;
+        gate[i] = float(i % 31) * 0.5f - 8.0f;
+    }
+    auto const ref = [](std::vector<float>& v, std::initializer_list<std::int64_t> sizes, char const* name) {
+        return sy::strided_ref::contiguous(v.data(), sy::dtype::f32, sy::device_kind::cpu, sizes, name);
+    };
+    std::atomic<std::int64_t> calls{0};
+    auto const counted_sigmoid = [&calls](float g) {
+        calls.fetch_add(1, std::memory_order_relaxed);
+        return sy::sigmoid(g);
+    };
+    auto const mul = [](float v, float s) { return v * s; };
+    auto const check = [&](std::int64_t gate_rows, std::int64_t gate_cols) {
+        for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t c = 0; c < cols; ++c) {
+                std::size_t const i = static_cast<std::size_t>(r * cols + c);
+                std::size_t const g =
+                    static_cast<std::size_t>((gate_rows == 1 ? 0 : r) * gate_cols + (gate_cols == 1 ? 0 : c));
+                REQUIRE(out[i] == x[i] * sy::sigmoid(gate[g]));
+            }
+    };
+
+    SECTION("a per-column gate: the map runs once per gate element") {
+        sy::transform(Tag{}, ref(out, {rows, cols}, "out"), mul, ref(x, {rows, cols}, "x"),
+                      sy::mapped(ref(gate, {cols}, "gate"), counted_sigmoid));
+        CHECK(calls.load() == cols);
+        check(1, cols);
+    }
+    SECTION("a per-row gate") {
+        sy::transform(Tag{}, ref(out, {rows, cols}, "out"), mul, ref(x, {rows, cols}, "x"),
+                      sy::mapped(ref(gate, {rows, 1}, "gate"), counted_sigmoid));
+        CHECK(calls.load() == rows);
+        check(rows, 1);
+    }
+    SECTION("a gate of the output's shape is fused: one call per element, no extra pass") {
+        sy::transform(Tag{}, ref(out, {rows, cols}, "out"), mul, ref(x, {rows, cols}, "x"),
+                      sy::mapped(ref(gate, {rows, cols}, "gate"), counted_sigmoid));
+        CHECK(calls.load() == rows * cols);
+        check(rows, cols);
+    }
+    SECTION("in place on the mapped input itself") {
+        std::vector<float> expected(gate.size());
+        for (std::size_t i = 0; i < gate.size(); ++i) expected[i] = x[i] * sy::sigmoid(gate[i]);
+        sy::transform(Tag{}, ref(gate, {rows, cols}, "gate"), mul, ref(x, {rows, cols}, "x"),
+                      sy::mapped(ref(gate, {rows, cols}, "gate"), counted_sigmoid));
+        CHECK(gate == expected);
+    }
+    SECTION("errors name the mapped input") {
+        CHECK_THROWS_WITH(sy::transform(Tag{}, ref(out, {rows, cols}, "out"), mul, ref(x, {rows, cols}, "x"),
+                                        sy::mapped(ref(gate, {2, cols}, "gate"), counted_sigmoid)),
+                          Catch::Contains("input 'gate' has shape [2, 257]"));
+        std::vector<double> d(cols);
+        auto const gate64 = sy::strided_ref::contiguous(d.data(), sy::dtype::f64, sy::device_kind::cpu, {cols}, "gate");
+        CHECK_THROWS_WITH(sy::transform(Tag{}, ref(out, {rows, cols}, "out"), mul, ref(x, {rows, cols}, "x"),
+                                        sy::mapped(gate64, counted_sigmoid)),
+                          Catch::Contains("input 'gate' has dtype f64"));
+        CHECK(calls.load() == 0);
+    }
+}
+
+TEST_CASE("mapped inputs round the mapped value to the storage type, hoisted or fused alike", "[transform]") {
+    using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::bf16>;
+    using bf16 = sy::storage_t<Tag>;
+    constexpr std::int64_t rows = 64, cols = 100;
+    std::vector<bf16> x(rows * cols), gate(cols), gate_full(rows * cols), hoisted(rows * cols), fused(rows * cols);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = bf16(float(i % 41) * 0.37f - 5.0f);
+    for (std::size_t i = 0; i < gate.size(); ++i) gate[i] = bf16(float(i) * 0.11f - 4.0f);
+    for (std::size_t i = 0; i < gate_full.size(); ++i) gate_full[i] = gate[i % cols];
+    auto const ref = [](std::vector<bf16>& v, std::initializer_list<std::int64_t> sizes, char const* name) {
+        return sy::strided_ref::contiguous(v.data(), sy::dtype::bf16, sy::device_kind::cpu, sizes, name);
+    };
+    auto const mul = [](float v, float s) { return v * s; };
+    auto const sigmoid = [](float g) { return sy::sigmoid(g); };
+    sy::transform(Tag{}, ref(hoisted, {rows, cols}, "out"), mul, ref(x, {rows, cols}, "x"),
+                  sy::mapped(ref(gate, {cols}, "gate"), sigmoid));
+    sy::transform(Tag{}, ref(fused, {rows, cols}, "out"), mul, ref(x, {rows, cols}, "x"),
+                  sy::mapped(ref(gate_full, {rows, cols}, "gate"), sigmoid));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        float const s = float(bf16(sy::sigmoid(float(gate[i % cols]))));  // as torch.sigmoid(gate) stores it
+        REQUIRE(float(hoisted[i]) == float(bf16(float(x[i]) * s)));
+        REQUIRE(float(fused[i]) == float(hoisted[i]));
     }
 }
 

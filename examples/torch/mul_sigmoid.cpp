@@ -1,7 +1,9 @@
 // mul_sigmoid(x, gate) = x * sigmoid(gate), gate broadcast against x by
 // PyTorch's rules: per column ([4096, 1024] and [1024]), per row ([4096, 1]),
 // a scalar, or the same shape. The broadcasting example: each operand is
-// read by its own layout, and nothing in the op says how.
+// read by its own layout, and nothing in the op says how. sy::mapped marks
+// sigmoid as work on the gate alone, so a broadcast gate's sigmoid runs once
+// per gate element, not once per element of x (docs/transform.md).
 #include <switchyard/switchyard.h>
 #include <switchyard/torch.h>
 
@@ -13,8 +15,9 @@ struct mul_sigmoid_op {
     template <typename Tag>
     static void op(Tag tag, sy::op_args const& args) {
         using C = sy::compute_t<Tag>;
-        auto const f = [] SWITCHYARD_HOST_DEVICE(C x, C gate) { return x * sy::sigmoid_to<sy::storage_t<Tag>>(gate); };
-        sy::transform(tag, args["out"], f, args["x"], args["gate"]);
+        auto const sigmoid = [] SWITCHYARD_HOST_DEVICE(C gate) { return sy::sigmoid_to<sy::storage_t<Tag>>(gate); };
+        auto const mul = [] SWITCHYARD_HOST_DEVICE(C x, C s) { return x * s; };
+        sy::transform(tag, args["out"], mul, args["x"], sy::mapped(args["gate"], sigmoid));
     }
     using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&)>;

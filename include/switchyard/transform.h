@@ -28,6 +28,21 @@
 // SWITCHYARD_HOST_DEVICE for CUDA and written with switchyard's math and
 // select (no `if` on values) to run on shader devices.
 //
+// Hoisting: an input passed as sy::mapped(gate, g) is read as g(gate), its
+// value rounded to the operand's dtype (what PyTorch's x * torch.sigmoid(gate)
+// computes). When that input is broadcast (it has fewer elements than the
+// output) or the device is a shader device, g runs once per element of the
+// input itself, into device memory of the input's shape (device_array.h), and
+// f reads that; otherwise g runs inside f's kernel, fused. So work that
+// depends only on a broadcast operand is done once, not once per output
+// element:
+//
+//     auto const gate_sigmoid = [] SWITCHYARD_HOST_DEVICE(C g) { return sy::sigmoid(g); };
+//     sy::transform(tag, out, [] SWITCHYARD_HOST_DEVICE(C x, C s) { return x * s; },
+//                   x, sy::mapped(gate, gate_sigmoid));
+//
+// An op with mapped inputs compiles its kernel twice (fused and hoisted).
+//
 // Errors (std::invalid_argument, naming the operand): an operand on another
 // device or of another dtype than the tag's, shapes that do not broadcast,
 // outputs that are broadcast or overlap an input other than exactly in place.
@@ -35,6 +50,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -45,6 +61,7 @@
 #include "switchyard/core/results.h"
 #include "switchyard/core/tag.h"
 #include "switchyard/core/tag_device.h"
+#include "switchyard/device_array.h"
 #include "switchyard/device/cpu/transform.h"
 #include "switchyard/kernel_types.h"
 #include "switchyard/view/elementwise_layout.h"
@@ -161,19 +178,137 @@ output_list<sizeof...(T)> outputs(T const&... out) {
     return {{detail::operand_ref(out, "output")...}};
 }
 
+// An input read through g, a function of one compute value: transform reads
+// it as g(operand) rounded to the operand's dtype, running g once per element
+// of the operand where the operand is broadcast (see the top of this file).
+template <typename G>
+struct mapped_input {
+    strided_ref ref;
+    G map;
+};
+
+template <typename T, typename G>
+mapped_input<G> mapped(T const& operand, G const& map) {
+    return {detail::operand_ref(operand, "input"), map};
+}
+
+namespace detail {
+
+template <typename T>
+inline constexpr bool is_mapped_v = false;
+template <typename G>
+inline constexpr bool is_mapped_v<mapped_input<G>> = true;
+
+struct identity_map {
+    template <typename V>
+    SWITCHYARD_HOST_DEVICE V operator()(V v) const {
+        return v;
+    }
+};
+
+template <typename T>
+strided_ref input_ref(T const& in) {
+    if constexpr (is_mapped_v<T>)
+        return in.ref;
+    else
+        return operand_ref(in, "input");
+}
+
+template <typename T>
+auto input_map(T const& in) {
+    if constexpr (is_mapped_v<T>)
+        return in.map;
+    else
+        return identity_map{};
+}
+
+// f with each input's map applied first (fused), the mapped value rounded to
+// the storage type as the hoisted path stores it, so both give equal results.
+template <typename S, typename C, typename F, typename... M>
+struct mapped_kernel {
+    F f;
+    results<M...> maps;
+
+    template <typename... V>
+    SWITCHYARD_HOST_DEVICE auto operator()(V... v) const {
+        return call(std::index_sequence_for<M...>{}, v...);
+    }
+
+private:
+    template <std::size_t... K, typename... V>
+    SWITCHYARD_HOST_DEVICE auto call(std::index_sequence<K...>, V... v) const {
+        return f(apply<K>(v)...);
+    }
+    template <std::size_t K>
+    SWITCHYARD_HOST_DEVICE C apply(C v) const {
+        using map = std::remove_cvref_t<decltype(maps.template get<K>())>;
+        if constexpr (std::is_same_v<map, identity_map>)
+            return v;
+        else
+            return static_cast<C>(static_cast<S>(maps.template get<K>()(v)));
+    }
+};
+
+template <any_tag Tag, std::size_t NOut, typename F, typename... In>
+void transform_inputs(Tag tag, strided_ref const (&outs)[NOut], F const& f, In const&... in) {
+    constexpr std::size_t NIn = sizeof...(In);
+    strided_ref ins[NIn > 0 ? NIn : 1] = {input_ref(in)...};
+    if constexpr (!(is_mapped_v<In> || ...)) {
+        run_transform<Tag, NOut, NIn>(tag, outs, f, ins);
+    } else {
+        using C = compute_t<Tag>;
+        using S = storage_t<Tag>;
+        constexpr device_kind device = tag_device_v<Tag>;
+        static_assert(((!is_mapped_v<In> ||
+                        std::is_convertible_v<std::invoke_result_t<decltype(input_map(in)) const&, C>, C>)&&...),
+                      "transform: the function of a mapped input must take one compute_t<Tag> value and return one");
+        constexpr bool is_mapped[] = {is_mapped_v<In>...};
+        constexpr bool shader = device == device_kind::webgpu || device == device_kind::metal;
+        bool hoist = shader;
+        for (std::size_t k = 0; k < NIn; ++k)
+            if (is_mapped[k] && ins[k].numel() < outs[0].numel()) hoist = true;
+        if constexpr (!shader) {
+            if (!hoist) {
+                using kernel = mapped_kernel<S, C, F, decltype(input_map(in))...>;
+                run_transform<Tag, NOut, NIn>(tag, outs, kernel{f, {input_map(in)...}}, ins);
+                return;
+            }
+        }
+        // Every check first, on the operands as passed, so nothing runs for a
+        // call that fails and both paths accept the same calls.
+        for (std::size_t o = 0; o < NOut; ++o) check_operand<Tag>(outs[o], outs[0], "output");
+        for (std::size_t i = 0; i < NIn; ++i) check_operand<Tag>(ins[i], outs[0], "input");
+        (void)make_elementwise_layout("transform", outs, static_cast<int>(NOut), ins, static_cast<int>(NIn));
+        // Each mapped input's values, computed once per element of its own.
+        std::optional<device_array> hoisted[NIn];
+        std::size_t k = 0;
+        auto const hoist_input = [&](auto const& input) {
+            if constexpr (is_mapped_v<std::remove_cvref_t<decltype(input)>>) {
+                hoisted[k].emplace(make_device_array<device>(ins[k], ins[k].name));
+                strided_ref const outs_k[1] = {hoisted[k]->ref()};
+                run_transform<Tag, 1, 1>(tag, outs_k, input.map, &ins[k]);
+                ins[k] = hoisted[k]->ref();
+            }
+            ++k;
+        };
+        (hoist_input(in), ...);
+        run_transform<Tag, NOut, NIn>(tag, outs, f, ins);
+    }
+}
+
+}  // namespace detail
+
 // One output.
 template <any_tag Tag, typename Out, typename F, typename... In>
 void transform(Tag tag, Out const& out, F const& f, In const&... in) {
     strided_ref const outs[1] = {detail::operand_ref(out, "output")};
-    strided_ref const ins[sizeof...(In) > 0 ? sizeof...(In) : 1] = {detail::operand_ref(in, "input")...};
-    detail::run_transform<Tag, 1, sizeof...(In)>(tag, outs, f, ins);
+    detail::transform_inputs<Tag, 1>(tag, outs, f, in...);
 }
 
 // Several outputs: transform(tag, outputs(a, b), f, in...), f returning results{...}.
 template <any_tag Tag, std::size_t NOut, typename F, typename... In>
 void transform(Tag tag, output_list<NOut> const& outs, F const& f, In const&... in) {
-    strided_ref const ins[sizeof...(In) > 0 ? sizeof...(In) : 1] = {detail::operand_ref(in, "input")...};
-    detail::run_transform<Tag, NOut, sizeof...(In)>(tag, outs.refs, f, ins);
+    detail::transform_inputs<Tag, NOut>(tag, outs.refs, f, in...);
 }
 
 }  // namespace switchyard

@@ -860,6 +860,60 @@ void test_transform(char const* label) {
     dev.free(dhi);
 }
 
+// sy::mapped on CUDA against the CPU, bitwise: a per-column gate (hoisted
+// into stream-ordered memory on a non-default stream) and a gate of the
+// output's shape (fused). The map's value is rounded to the storage type on
+// both paths; the hoisted one must be ordered before the main kernel.
+template <dtype D>
+void test_transform_mapped(char const* label) {
+    using S = sy::dtype_storage_t<D>;
+    using C = sy::dtype_compute_t<D>;
+    using gpu = sy::tag<device_kind::cuda, D>;
+    using cpu = sy::tag<device_kind::cpu, D>;
+    std::int64_t const rows = 513, cols = 136;
+    cudaStream_t stream = nullptr;
+    sy::cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    sy::cuda_device dev{0, stream};
+    for (bool const broadcast : {true, false}) {
+        std::int64_t const n = rows * cols, ng = broadcast ? cols : n;
+        std::vector<S> hx(n), hg(ng), want(n), got(n);
+        for (std::int64_t i = 0; i < n; ++i) hx[i] = static_cast<S>(static_cast<C>(i % 29) * C(0.25) - C(3));
+        for (std::int64_t i = 0; i < ng; ++i) hg[i] = static_cast<S>(static_cast<C>(i % 23) * C(0.5) - C(6));
+        void* dx = dev.alloc(n * sizeof(S));
+        void* dg = dev.alloc(ng * sizeof(S));
+        void* dout = dev.alloc(n * sizeof(S));
+        dev.copy_from_host(dx, hx.data(), n * sizeof(S));
+        dev.copy_from_host(dg, hg.data(), ng * sizeof(S));
+        auto const ref = [&](void* p, bool gate, device_kind k, char const* name) {
+            return gate && broadcast ? sy::strided_ref::contiguous(p, D, k, {cols}, name)
+                                     : sy::strided_ref::contiguous(p, D, k, {rows, cols}, name);
+        };
+        // Exact before its rounding to S (v * 0.5 is exact), so the devices agree bitwise.
+        auto const half_plus_one = [] SWITCHYARD_HOST_DEVICE(C g) { return g * C(0.5) + C(1); };
+        auto const mul = [] SWITCHYARD_HOST_DEVICE(C a, C b) { return a * b; };
+        {
+            sy::cuda_stream_scope scope(stream);
+            sy::transform(gpu{}, ref(dout, false, device_kind::cuda, "out"), mul,
+                          ref(dx, false, device_kind::cuda, "x"),
+                          sy::mapped(ref(dg, true, device_kind::cuda, "gate"), half_plus_one));
+        }
+        sy::transform(cpu{}, ref(want.data(), false, device_kind::cpu, "out"), mul,
+                      ref(hx.data(), false, device_kind::cpu, "x"),
+                      sy::mapped(ref(hg.data(), true, device_kind::cpu, "gate"), half_plus_one));
+        dev.copy_to_host(got.data(), dout, n * sizeof(S));
+        bool const same = std::memcmp(got.data(), want.data(), n * sizeof(S)) == 0;
+        if (!same)
+            std::printf("transform mapped %s (%s gate) differs from the CPU\n", label,
+                        broadcast ? "per-column" : "full");
+        CHECK(same);
+        dev.free(dx);
+        dev.free(dg);
+        dev.free(dout);
+    }
+    dev.sync();
+    sy::cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
 }  // namespace
 
 int main() {
@@ -891,6 +945,9 @@ int main() {
         test_transform<dtype::f16>("f16");
         test_transform<dtype::bf16>("bf16");
         test_transform<dtype::i32>("i32");
+        test_transform_mapped<dtype::f32>("f32");
+        test_transform_mapped<dtype::f16>("f16");
+        test_transform_mapped<dtype::bf16>("bf16");
     } catch (std::exception const& e) {
         std::printf("FAIL: unexpected exception: %s\n", e.what());
         return 1;

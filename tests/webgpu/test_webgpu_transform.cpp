@@ -121,6 +121,36 @@ TEST_CASE("webgpu transform with two outputs and in place", "[webgpu][transform]
     }
 }
 
+TEST_CASE("webgpu transform runs a mapped input's function once per its own element, unsubmitted",
+          "[webgpu][transform]") {
+    for (bool const broadcast : {true, false}) {
+        INFO((broadcast ? "gate per column" : "gate of the output's shape"));
+        operand x({300, 70}, {70, 1}, 21000, "x", 0.5f);
+        operand g(broadcast ? std::vector<std::int64_t>{70} : std::vector<std::int64_t>{300, 70},
+                  broadcast ? std::vector<std::int64_t>{1} : std::vector<std::int64_t>{70, 1}, broadcast ? 70 : 21000,
+                  "gate", 1.5f);
+        operand out({300, 70}, {70, 1}, 21000, "out", 0.0f);
+        auto const mul_sigmoid = [&](auto tag, sy::strided_ref const& o, sy::strided_ref const& a,
+                                     sy::strided_ref const& b) {
+            using C = sy::compute_t<decltype(tag)>;
+            sy::transform(
+                tag, o, [](C v, C s) { return v * s; }, a, sy::mapped(b, [](C v) { return sy::sigmoid(v); }));
+        };
+        dev().sync();
+        auto const before = dev().counters();
+        mul_sigmoid(sy::tag<device_kind::webgpu, dtype::f32>{}, out.gpu, x.gpu, g.gpu);
+        auto const after = dev().counters();
+        CHECK(after.submits == before.submits);
+        CHECK(after.dispatches == before.dispatches + 2);  // the gate's sigmoid, then the product
+        CHECK(after.live_bytes == before.live_bytes);      // the hoisted values are freed (to the pool)
+        mul_sigmoid(sy::tag<device_kind::cpu, dtype::f32>{}, out.cpu, x.cpu, g.cpu);
+        std::vector<float> const got = out.read();
+        double worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, ulps(got[i], out.host[i]));
+        CHECK(worst <= 8);
+    }
+}
+
 TEST_CASE("webgpu transform refuses more operands than a shader stage binds", "[webgpu][transform]") {
     using Tag = sy::tag<device_kind::webgpu, dtype::f32>;
     using C = sy::compute_t<Tag>;

@@ -65,4 +65,22 @@ private:
 
 static_assert(device<any_device>);
 
+// A device used through a reference, for devices that are not copied (a
+// webgpu_device owns its queue): any_device(device_ref(dev)). dev must
+// outlive it.
+template <device D>
+class device_ref {
+public:
+    explicit device_ref(D& d) noexcept : d_(&d) {}
+    void* alloc(std::size_t bytes) { return d_->alloc(bytes); }
+    void free(void* p) { d_->free(p); }
+    void copy_from_host(void* dst, void const* src, std::size_t bytes) { d_->copy_from_host(dst, src, bytes); }
+    void copy_to_host(void* dst, void const* src, std::size_t bytes) { d_->copy_to_host(dst, src, bytes); }
+    void sync() { d_->sync(); }
+    std::string_view name() const { return d_->name(); }
+
+private:
+    D* d_;
+};
+
 }  // namespace switchyard
