@@ -170,7 +170,7 @@ private:
         check_view_target<Device, DType>(ref, view_name);
         strided_ref const laid_out = checked_flat_layout<C>(ref, order, view_name);
         data_ = static_cast<pointer>(ref.data);
-        mark_ = stream_mark(data_, {sizeof(element), Writable, C == contiguity::contiguous});
+        mark_ = stream_mark(data_, laid_out.numel(), {sizeof(element), Writable, C == contiguity::contiguous});
         if constexpr (C == contiguity::contiguous)
             layout_ = laid_out.numel();
         else

@@ -2,21 +2,23 @@
 // without the kernel saying so.
 //
 // A kernel is a closure that captures its views by value; for_each sees only
-// the closure. Every flat view carries a stream_mark: its data address and a
-// check word sealed from that address, the element size and the view's kind.
-// find_streams(closure) reads the closure's bytes and reports each word pair
-// whose check matches its address: the views the kernel captured. The CPU
-// for_each uses the contiguous ones to prefetch ahead of the loop (the
-// hardware prefetcher stops at every 4 KiB page and, on compute-heavy loops,
-// restarts too late).
+// the closure. Every flat view carries a stream_mark: its data address, its
+// extent (the indices it accepts) and a check word sealed from both, the
+// element size and the view's kind. find_streams(closure) reads the
+// closure's bytes and reports each word triple whose check matches: the
+// views the kernel captured. The CPU for_each refuses a count beyond any
+// captured view's extent (as WebGPU's does from its trace) and prefetches the
+// contiguous ones ahead of the loop (the hardware prefetcher stops at every
+// 4 KiB page and, on compute-heavy loops, restarts too late).
 //
-// Misreading is harmless by construction: a pair of unrelated words matches
-// with probability about 2^-60, and what a match is used for (a prefetch
-// hint; on CUDA, whether a flat_index kernel runs in 16-byte chunks, where
-// each view checks its own chunks again) cannot fault or change a result.
+// Misreading is harmless by construction: unrelated words match with
+// probability about 2^-60, and what a match is used for (a prefetch hint, a
+// count check; on CUDA, whether a flat_index kernel runs in 16-byte chunks,
+// where each view checks its own chunks again) cannot fault or change a
+// result.
 // Any closure's bytes are read, trivially copyable or not: nvcc wraps
 // __host__ __device__ lambdas in a type that is not, with the lambda inside.
-// Views behind pointers are not found.
+// Views behind pointers are not found, nor more than stream_set::max_streams.
 #pragma once
 
 #include <cstddef>
@@ -48,14 +50,20 @@ SWITCHYARD_HOST_DEVICE constexpr std::uint64_t stream_info_bits(stream_info info
     return info.element_bytes | (std::uint64_t{info.writable} << 8) | (std::uint64_t{info.contiguous} << 9);
 }
 
+SWITCHYARD_HOST_DEVICE constexpr std::uint64_t stream_seal(std::uint64_t address, std::uint64_t extent) noexcept {
+    return stream_mix(address) ^ stream_mix(extent + stream_magic) ^ stream_magic;
+}
+
 struct stream_mark {
     std::uint64_t address = 0;
+    std::uint64_t extent = 0;
     std::uint64_t check = 0;
 
     stream_mark() = default;
-    SWITCHYARD_HOST_DEVICE stream_mark(void const* data, stream_info info) noexcept
+    SWITCHYARD_HOST_DEVICE stream_mark(void const* data, std::int64_t elements, stream_info info) noexcept
         : address(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data))),
-          check(stream_mix(address) ^ stream_magic ^ stream_info_bits(info)) {}
+          extent(static_cast<std::uint64_t>(elements)),
+          check(stream_seal(address, extent) ^ stream_info_bits(info)) {}
 };
 
 // The streams found in one closure (at most max_streams; more are ignored).
@@ -63,13 +71,15 @@ struct stream_set {
     static constexpr int max_streams = 8;
     int count = 0;
     std::uint64_t address[max_streams] = {};
+    std::int64_t extent[max_streams] = {};
     stream_info info[max_streams] = {};
 };
 
-// Decodes a check word; false when (address, check) is not a stream_mark.
-constexpr bool decode_stream_mark(std::uint64_t address, std::uint64_t check, stream_info& info) noexcept {
+// Decodes a check word; false when (address, extent, check) is not a stream_mark.
+constexpr bool decode_stream_mark(std::uint64_t address, std::uint64_t extent, std::uint64_t check,
+                                  stream_info& info) noexcept {
     if (address == 0) return false;
-    std::uint64_t const bits = check ^ stream_mix(address) ^ stream_magic;
+    std::uint64_t const bits = check ^ stream_seal(address, extent);
     if (bits >> 10) return false;
     std::uint32_t const bytes = bits & 0xFF;
     if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) return false;
@@ -80,20 +90,21 @@ constexpr bool decode_stream_mark(std::uint64_t address, std::uint64_t check, st
 template <typename F>
 stream_set find_streams(F const& closure) noexcept {
     stream_set found;
-    if constexpr (sizeof(F) >= 2 * sizeof(std::uint64_t)) {
+    if constexpr (sizeof(F) >= 3 * sizeof(std::uint64_t)) {
         // stream_mark is 8-byte aligned inside the closure, so a word-wise
         // read of its object representation finds every mark.
         constexpr std::size_t words = sizeof(F) / sizeof(std::uint64_t);
         std::uint64_t bytes[words];
         std::memcpy(bytes, reinterpret_cast<unsigned char const*>(std::addressof(closure)),
                     words * sizeof(std::uint64_t));
-        for (std::size_t w = 0; w + 1 < words && found.count < stream_set::max_streams; ++w) {
+        for (std::size_t w = 0; w + 2 < words && found.count < stream_set::max_streams; ++w) {
             stream_info info;
-            if (!decode_stream_mark(bytes[w], bytes[w + 1], info)) continue;
+            if (!decode_stream_mark(bytes[w], bytes[w + 1], bytes[w + 2], info)) continue;
             found.address[found.count] = bytes[w];
+            found.extent[found.count] = static_cast<std::int64_t>(bytes[w + 1]);
             found.info[found.count] = info;
             ++found.count;
-            ++w;  // the check word is not an address
+            w += 2;  // the extent and check words are not addresses
         }
     }
     return found;
@@ -106,6 +117,7 @@ stream_set streams_where(stream_set const& all, Keep keep) noexcept {
     for (int s = 0; s < all.count; ++s) {
         if (!keep(all.info[s])) continue;
         kept.address[kept.count] = all.address[s];
+        kept.extent[kept.count] = all.extent[s];
         kept.info[kept.count] = all.info[s];
         ++kept.count;
     }
