@@ -8,7 +8,8 @@
 //
 // The device is the one `like` names: the CPU; CUDA device
 // like.device_index with allocations ordered on the calling thread's current
-// stream (nvcc builds); the thread's current WebGPU device
+// stream, from switchyard's scratch pool (device/cuda/scratch_pool.h; nvcc
+// builds); the thread's current WebGPU device
 // (SWITCHYARD_WITH_WEBGPU builds). The device kind is a template argument, so
 // a translation unit compiled without nvcc never sees the CUDA branch (no
 // inline function differs between a .cpp and a .cu of one library).
@@ -30,6 +31,7 @@
 #if defined(__CUDACC__)
 #include "switchyard/device/cuda.h"
 #include "switchyard/device/cuda/current_stream.h"
+#include "switchyard/device/cuda/scratch_pool.h"
 #endif
 #if defined(SWITCHYARD_WITH_WEBGPU)
 #include "switchyard/device/webgpu/current_device.h"
@@ -45,7 +47,9 @@ any_device device_for(std::int32_t index) {
         return cpu_device{};
     } else if constexpr (D == device_kind::cuda) {
 #if defined(__CUDACC__)
-        return cuda_device(index, static_cast<cudaStream_t>(cuda_current_stream_handle()));
+        cuda_device device(index, static_cast<cudaStream_t>(cuda_current_stream_handle()));
+        device.set_pool(cuda_scratch_pool(index));
+        return device;
 #else
         static_assert(D != device_kind::cuda, "device memory on cuda needs this file compiled by nvcc");
 #endif
@@ -76,7 +80,7 @@ public:
     // Copies the values to `host`, which holds exactly numel() Ts of the
     // array's dtype (waits for the device).
     template <typename T>
-    void to_host(std::span<T> host) {
+    void to_host(std::span<T> host) const {
         if (dtype_of_v<T> != ref_.type || host.size_bytes() != memory_.size_bytes())
             throw std::invalid_argument(std::string(ref_.name) + ": to_host into " + std::to_string(host.size()) + " " +
                                         std::string(to_string(dtype_of_v<T>)) + " elements, but the array has " +
@@ -84,7 +88,7 @@ public:
         memory_.copy_to_host(host.data(), host.size_bytes());
     }
     template <typename T>
-    std::vector<T> to_host() {
+    std::vector<T> to_host() const {
         std::vector<T> host(static_cast<std::size_t>(ref_.numel()));
         to_host(std::span<T>(host));
         return host;
@@ -99,7 +103,9 @@ private:
         return bytes;
     }
 
-    buffer<any_device> memory_;
+    // Mutable: a device handle's calls are not const, and reading the values
+    // back does not change them.
+    mutable buffer<any_device> memory_;
     strided_ref ref_;
 };
 

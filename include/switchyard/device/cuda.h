@@ -52,7 +52,8 @@ public:
         if (bytes == 0) return nullptr;
         cuda_device_guard const guard(ordinal_);
         void* p = nullptr;
-        cudaError_t const status = cudaMallocAsync(&p, bytes, stream_);
+        cudaError_t const status =
+            pool_ ? cudaMallocFromPoolAsync(&p, bytes, pool_, stream_) : cudaMallocAsync(&p, bytes, stream_);
         if (status == cudaErrorMemoryAllocation) {
             cudaGetLastError();  // reset the recorded last error; the device stays usable
             std::size_t free_bytes = 0, total_bytes = 0;
@@ -84,6 +85,9 @@ public:
     int ordinal() const noexcept { return ordinal_; }
     cudaStream_t stream() const noexcept { return stream_; }
     void set_stream(cudaStream_t stream) noexcept { stream_ = stream; }
+    // Allocations from `pool` (a cudaMemPool_t of this device) instead of the
+    // device's current pool; nullptr goes back to that.
+    void set_pool(cudaMemPool_t pool) noexcept { pool_ = pool; }
 
 private:
     void copy(void* dst, void const* src, std::size_t bytes, cudaMemcpyKind kind, char const* what) {
@@ -96,6 +100,7 @@ private:
 
     int ordinal_;
     cudaStream_t stream_;
+    cudaMemPool_t pool_ = nullptr;
     std::string name_;
 };
 

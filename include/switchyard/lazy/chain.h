@@ -23,8 +23,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstring>
-#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,6 +32,7 @@
 #include <vector>
 
 #include "switchyard/core.h"
+#include "switchyard/device_array.h"
 #include "switchyard/for_each.h"
 #include "switchyard/kernel_types.h"
 #include "switchyard/lazy/ops.h"
@@ -91,101 +90,10 @@ step_list<S, R...> make_step_list(S const& s, R const&... rest) {
 }  // namespace detail
 
 // What lazy_chain::compute() returns: the chain's values in row-major memory
-// it owns on the chain's device, freed with it. ref() views them (to start
-// another chain, or for your own kernels); to_host() reads them back.
-class lazy_result {
-public:
-    lazy_result(strided_ref const& like, std::size_t bytes) : bytes_(bytes) {
-        void* data = nullptr;
-        switch (like.device) {
-            case device_kind::cpu: data = ::operator new (bytes ? bytes : 1, std::align_val_t{64}); break;
-#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-            case device_kind::webgpu:
-                webgpu_ = &current_webgpu_device();
-                data = webgpu_->alloc(bytes);
-                break;
-#endif
-#if defined(__CUDACC__)
-            case device_kind::cuda:
-                ref_.device_index = like.device_index;
-                data = cuda().alloc(bytes);
-                break;
-#endif
-            default:
-                throw std::invalid_argument(std::string("lazy chain: no memory for results on device ") +
-                                            std::string(to_string(like.device)) + " in this build");
-        }
-        ref_ = strided_ref::contiguous_like(data, like, "lazy result");
-    }
-    lazy_result(lazy_result&& o) noexcept : ref_(o.ref_), bytes_(o.bytes_), webgpu_(o.webgpu_) {
-        o.ref_.data = nullptr;
-    }
-    lazy_result& operator=(lazy_result&&) = delete;
-    lazy_result(lazy_result const&) = delete;
-    lazy_result& operator=(lazy_result const&) = delete;
-    ~lazy_result() { release(); }
-
-    strided_ref const& ref() const noexcept { return ref_; }
-
-    // Copies the values to `host` (waits for the device).
-    template <typename T>
-    void to_host(std::span<T> host) const {
-        if (dtype_of_v<T> != ref_.type || host.size_bytes() != bytes_)
-            throw std::invalid_argument("lazy result: to_host into " + std::to_string(host.size()) + " " +
-                                        std::string(to_string(dtype_of_v<T>)) + " elements, but the result has " +
-                                        std::to_string(ref_.numel()) + " " + std::string(to_string(ref_.type)));
-        switch (ref_.device) {
-            case device_kind::cpu: std::memcpy(host.data(), ref_.data, bytes_); return;
-#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-            case device_kind::webgpu: webgpu_->copy_to_host(host.data(), ref_.data, bytes_); return;
-#endif
-#if defined(__CUDACC__)
-            case device_kind::cuda: {
-                cuda_device device = cuda();
-                device.copy_to_host(host.data(), ref_.data, bytes_);
-                device.sync();
-                return;
-            }
-#endif
-            default: return;
-        }
-    }
-    template <typename T>
-    std::vector<T> to_host() const {
-        std::vector<T> host(static_cast<std::size_t>(ref_.numel()));
-        to_host(std::span<T>(host));
-        return host;
-    }
-
-private:
-#if defined(__CUDACC__)
-    cuda_device cuda() const {
-        return cuda_device(ref_.device_index, static_cast<cudaStream_t>(cuda_current_stream_handle()));
-    }
-#endif
-    void release() noexcept {
-        if (!ref_.data) return;
-        switch (ref_.device) {
-            case device_kind::cpu: ::operator delete (ref_.data, std::align_val_t{64}); break;
-#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-            case device_kind::webgpu: webgpu_->free(ref_.data); break;
-#endif
-#if defined(__CUDACC__)
-            case device_kind::cuda: cuda().free(ref_.data); break;
-#endif
-            default: break;
-        }
-        ref_.data = nullptr;
-    }
-
-    strided_ref ref_;
-    std::size_t bytes_ = 0;
-#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-    webgpu_device* webgpu_ = nullptr;
-#else
-    void* webgpu_ = nullptr;
-#endif
-};
+// it owns on the chain's device, freed with it (device_array.h). ref() views
+// them (to start another chain, or for your own kernels); to_host() reads
+// them back.
+using lazy_result = device_array;
 
 template <typename... Steps>
 class lazy_chain {
@@ -226,7 +134,7 @@ public:
 
     // Runs the chain into new memory on its device (lazy_result owns it).
     lazy_result compute(fusion mode = fusion::full) const {
-        lazy_result result(source_, static_cast<std::size_t>(source_.numel()) * dtype_size(source_.type));
+        lazy_result result = new_result();
         compute(result.ref(), mode);
         return result;
     }
@@ -257,6 +165,23 @@ public:
 private:
     template <typename... Other>
     friend class lazy_chain;
+
+    // Memory for compute()'s result on the devices this translation unit
+    // runs chains on.
+    lazy_result new_result() const {
+        switch (source_.device) {
+            case device_kind::cpu: return make_device_array<device_kind::cpu>(source_, "lazy result");
+#if defined(__CUDACC__)
+            case device_kind::cuda: return make_device_array<device_kind::cuda>(source_, "lazy result");
+#endif
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+            case device_kind::webgpu: return make_device_array<device_kind::webgpu>(source_, "lazy result");
+#endif
+            default:
+                throw std::invalid_argument(std::string("lazy chain: no memory for results on device ") +
+                                            std::string(to_string(source_.device)) + " in this build");
+        }
+    }
 
     template <typename S>
     lazy_chain<Steps..., S> then(S step) const {
