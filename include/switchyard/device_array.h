@@ -10,9 +10,10 @@
 // like.device_index with allocations ordered on the calling thread's current
 // stream, from switchyard's scratch pool (device/cuda/scratch_pool.h; nvcc
 // builds); the thread's current WebGPU device
-// (SWITCHYARD_WITH_WEBGPU builds). The device kind is a template argument, so
-// a translation unit compiled without nvcc never sees the CUDA branch (no
-// inline function differs between a .cpp and a .cu of one library).
+// (SWITCHYARD_WITH_WEBGPU builds). On CUDA the memory is freed on the stream
+// that was current when the array was made: work on another stream that
+// uses it must finish first. The device kind is a template argument, so a
+// translation unit compiled without nvcc never instantiates the CUDA branch.
 #pragma once
 
 #include <cstddef>

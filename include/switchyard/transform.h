@@ -223,7 +223,9 @@ auto input_map(T const& in) {
 }
 
 // f with each input's map applied first (fused), the mapped value rounded to
-// the storage type as the hoisted path stores it, so both give equal results.
+// the storage type as the hoisted path stores it, so both give equal results
+// (up to the compiler contracting g's and f's operations into an FMA, which
+// rounding to a narrower storage type prevents but f32 and f64 do not).
 template <typename S, typename C, typename F, typename... M>
 struct mapped_kernel {
     F f;
@@ -245,7 +247,7 @@ private:
         if constexpr (std::is_same_v<map, identity_map>)
             return v;
         else
-            return static_cast<C>(static_cast<S>(maps.template get<K>()(v)));
+            return static_cast<C>(static_cast<S>(static_cast<C>(maps.template get<K>()(v))));
     }
 };
 

@@ -860,6 +860,24 @@ void test_transform(char const* label) {
     dev.free(dhi);
 }
 
+// A count beyond a captured output view is refused on the host, before a
+// launch could write past the buffer (as on the CPU).
+void test_for_each_count_check() {
+    using f32_tag = sy::tag<device_kind::cuda, dtype::f32>;
+    sy::cuda_device dev{0};
+    void* p = dev.alloc(64 * sizeof(float));
+    auto const ref = sy::strided_ref::contiguous(p, dtype::f32, device_kind::cuda, {64}, "out");
+    sy::flat_out<device_kind::cuda, dtype::f32, sy::contiguity::contiguous> const out(ref);
+    std::string const m = message_of(
+        [&] { sy::for_each(f32_tag{}, 65, [=] SWITCHYARD_HOST_DEVICE(f32_tag, std::int64_t i) { out[i] = 1.0f; }); });
+    CHECK(contains(m, "for_each on cuda: count is 65 but a captured flat_out view has 64 elements"));
+    sy::for_each(f32_tag{}, 64, [=] SWITCHYARD_HOST_DEVICE(f32_tag, std::int64_t i) { out[i] = 1.0f; });
+    std::vector<float> back(64);
+    dev.copy_to_host(back.data(), p, 64 * sizeof(float));
+    CHECK(std::count(back.begin(), back.end(), 1.0f) == 64);
+    dev.free(p);
+}
+
 // sy::mapped on CUDA against the CPU, bitwise: a per-column gate (hoisted
 // into stream-ordered memory on a non-default stream) and a gate of the
 // output's shape (fused). The map's value is rounded to the storage type on
@@ -945,6 +963,7 @@ int main() {
         test_transform<dtype::f16>("f16");
         test_transform<dtype::bf16>("bf16");
         test_transform<dtype::i32>("i32");
+        test_for_each_count_check();
         test_transform_mapped<dtype::f32>("f32");
         test_transform_mapped<dtype::f16>("f16");
         test_transform_mapped<dtype::bf16>("bf16");

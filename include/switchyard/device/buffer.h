@@ -63,8 +63,16 @@ private:
             throw std::out_of_range(std::string("buffer::") + call + ": " + std::to_string(bytes) +
                                     " bytes requested but the buffer holds " + std::to_string(bytes_));
     }
+    // Never throws: it runs in destructors, also while an earlier device
+    // error unwinds (a CUDA error is sticky, and cudaFreeAsync reports it
+    // again); the device reports such errors on its next call.
     void release() noexcept {
-        if (data_) device_.free(data_);
+        if (data_) {
+            try {
+                device_.free(data_);
+            } catch (...) {
+            }
+        }
         data_ = nullptr;
     }
 

@@ -6,9 +6,9 @@
 // extent (the indices it accepts) and a check word sealed from both, the
 // element size and the view's kind. find_streams(closure) reads the
 // closure's bytes and reports each word triple whose check matches: the
-// views the kernel captured. The CPU for_each refuses a count beyond any
-// captured view's extent (as WebGPU's does from its trace) and prefetches the
-// contiguous ones ahead of the loop (the hardware prefetcher stops at every
+// views the kernel captured. The CPU and CUDA for_each refuse a count beyond
+// a captured output view's extent (check_count_against_outputs) and the CPU
+// prefetches the contiguous ones ahead of the loop (the hardware prefetcher stops at every
 // 4 KiB page and, on compute-heavy loops, restarts too late).
 //
 // Misreading is harmless by construction: unrelated words match with
@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "switchyard/core/config.h"
@@ -122,6 +124,18 @@ stream_set streams_where(stream_set const& all, Keep keep) noexcept {
         ++kept.count;
     }
     return kept;
+}
+
+// for_each's contract for a captured flat_out view is one write per index,
+// out[i]: a count beyond its elements would write past its memory, so it is
+// refused before anything runs. Inputs may be read at other indices
+// (x[i / 2]) and are not checked.
+inline void check_count_against_outputs(char const* where, std::int64_t count, stream_set const& views) {
+    for (int s = 0; s < views.count; ++s)
+        if (views.info[s].writable && count > views.extent[s])
+            throw std::invalid_argument(std::string(where) + ": count is " + std::to_string(count) +
+                                        " but a captured flat_out view has " + std::to_string(views.extent[s]) +
+                                        " elements");
 }
 
 }  // namespace switchyard::detail

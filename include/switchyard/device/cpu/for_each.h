@@ -4,8 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 #include "switchyard/core/enums.h"
@@ -82,20 +80,10 @@ SWITCHYARD_CHUNK_ATTRIBUTES void run_chunk(F const& f, Tag tag, std::int64_t beg
     for (; i < end; ++i) body(tag, i);
 }
 
-// A count beyond a captured flat view's extent would index past its memory:
-// refused before anything runs, as on WebGPU.
-inline void check_count_against_views(std::int64_t count, stream_set const& views) {
-    for (int s = 0; s < views.count; ++s)
-        if (count > views.extent[s])
-            throw std::invalid_argument("for_each on cpu: count is " + std::to_string(count) + " but a captured " +
-                                        (views.info[s].writable ? "flat_out" : "flat_in") + " view has " +
-                                        std::to_string(views.extent[s]) + " elements");
-}
-
 template <typename Tag, typename F, typename Pool>
 void cpu_for_each_on(Pool& pool, Tag tag, std::int64_t count, F const& f) {
     stream_set const views = find_streams(f);
-    check_count_against_views(count, views);
+    check_count_against_outputs("for_each on cpu", count, views);
     if (count == 0) return;
 #if defined(SWITCHYARD_NO_PREFETCH)
     stream_set const streams{};

@@ -271,6 +271,7 @@ void cuda_for_each_launch(Tag tag, std::int64_t first, std::int64_t count, F con
 
 template <typename Tag, typename F>
 void cuda_for_each(Tag tag, std::int64_t count, F const& f) {
+    check_count_against_outputs("for_each on cuda", count, find_streams(f));
     if (count == 0) return;
     int device = 0;
     cuda_check(cudaGetDevice(&device), "cudaGetDevice", "for_each");
