@@ -379,3 +379,22 @@ static_assert(std::is_same_v<dtype_storage_t<dtype::bf16>, bfloat16>);
 static_assert(std::is_same_v<dtype_compute_t<dtype::f16>, float>);
 static_assert(core_device_v<device_kind::cuda> == device_kind::cuda);
 static_assert(!dtype_enum_type<user::precision> && !device_enum_type<dtype>);
+
+// Issue 18: a uint64_t enum value above INT64_MAX printed as a negative
+// number in dispatch errors.
+enum class big_key : std::uint64_t { low = 1, high = 0xFFFF'FFFF'FFFF'FFF0ull };
+enum class signed_key : std::int64_t { minus = -3 };
+template <>
+struct switchyard::type_label<big_key> {
+    static constexpr std::string_view value = "big_key";
+};
+template <>
+struct switchyard::type_label<signed_key> {
+    static constexpr std::string_view value = "signed_key";
+};
+
+TEST_CASE("value_name prints enum values as their underlying type", "[core]") {
+    CHECK(switchyard::value_name(big_key::high) == "18446744073709551600");
+    CHECK(switchyard::value_name(big_key::low) == "1");
+    CHECK(switchyard::value_name(signed_key::minus) == "-3");
+}

@@ -604,3 +604,14 @@ TEST_CASE("default_pool: one work-stealing pool sized from the environment", "[p
     parallel_for(3, 3, 1, [&](std::int64_t, std::int64_t) { ++calls; });
     CHECK(calls == 0);
 }
+
+// Issue 18: work_stealing_pool(2^31) threw std::bad_alloc; a count beyond
+// max_pool_threads is a clear error naming the count and the limit.
+TEMPLATE_TEST_CASE("a pool refuses more threads than max_pool_threads", "[parallel]", broadcast_pool,
+                   work_stealing_pool) {
+    CHECK_THROWS_WITH(TestType(std::size_t{1} << 31),
+                      "thread_pool: 2147483648 threads requested; a pool takes at most 4096 (max_pool_threads)");
+    CHECK_THROWS_AS(TestType(static_cast<std::size_t>(-1)), std::invalid_argument);
+    TestType ok(2);
+    CHECK(ok.num_threads() == 2);
+}

@@ -100,8 +100,11 @@ std::string value_name(T v) {
         return std::string(type_label<T>::name(v));
     } else if constexpr (detail::has_adl_to_string<T>) {
         return std::string(std::string_view(to_string(v)));
+    } else if constexpr (std::is_unsigned_v<std::underlying_type_t<T>>) {
+        // Not value_key's int64: a uint64_t enum's large values are not negative.
+        return std::to_string(static_cast<std::uint64_t>(v));
     } else {
-        return std::to_string(detail::value_key(v));
+        return std::to_string(static_cast<std::int64_t>(v));
     }
 }
 

@@ -35,7 +35,7 @@ public:
     static constexpr scheduling policy = scheduling::uniform;
 
     explicit thread_pool(std::size_t num_threads = hardware_threads(), pool_options const& options = {})
-        : claims_(std::make_unique<claim_word[]>(words_for(num_threads))),
+        : claims_(std::make_unique<claim_word[]>(words_for(detail::checked_thread_count(num_threads)))),
           core_(num_threads, options, &peek, claims_.get()) {}
     thread_pool(thread_pool const&) = delete;
     thread_pool& operator=(thread_pool const&) = delete;

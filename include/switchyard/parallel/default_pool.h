@@ -29,7 +29,7 @@ using default_thread_pool = work_stealing_pool;
 
 // The largest accepted SWITCHYARD_NUM_THREADS (a guard against typos that
 // would start a million threads).
-inline constexpr std::size_t max_env_threads = 4096;
+inline constexpr std::size_t max_env_threads = max_pool_threads;
 
 // The thread count SWITCHYARD_NUM_THREADS asks for: 0 for nullptr or "" (not
 // set), else the value. Throws std::invalid_argument on anything else.

@@ -44,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -62,6 +63,20 @@ inline std::size_t hardware_threads() noexcept {
     unsigned const n = std::thread::hardware_concurrency();
     return n == 0 ? 1 : n;
 }
+
+// The most threads a pool takes: beyond it a count is a mistake (a negative
+// number converted to size_t, a typo), refused with a clear error rather than
+// met by std::bad_alloc or thousands of threads.
+inline constexpr std::size_t max_pool_threads = 4096;
+
+namespace detail {
+inline std::size_t checked_thread_count(std::size_t n) {
+    if (n > max_pool_threads)
+        throw std::invalid_argument("thread_pool: " + std::to_string(n) + " threads requested; a pool takes at most " +
+                                    std::to_string(max_pool_threads) + " (max_pool_threads)");
+    return n;
+}
+}  // namespace detail
 
 struct pool_options {
     // An idle worker's polling for the next job before it sleeps. The

@@ -44,7 +44,7 @@ public:
     static constexpr scheduling policy = scheduling::adaptive;
 
     explicit thread_pool(std::size_t num_threads = hardware_threads(), pool_options const& options = {})
-        : deques_(std::make_unique<range_deque[]>(num_threads == 0 ? 1 : num_threads)),
+        : deques_(std::make_unique<range_deque[]>(num_threads == 0 ? 1 : detail::checked_thread_count(num_threads))),
           core_(num_threads, options, &peek, deques_.get()) {}
     thread_pool(thread_pool const&) = delete;
     thread_pool& operator=(thread_pool const&) = delete;
