@@ -76,7 +76,6 @@ public:
 
     // The array: `like`'s sizes, dtype, device and index, row-major strides.
     strided_ref const& ref() const noexcept { return ref_; }
-    std::size_t size_bytes() const noexcept { return memory_.size_bytes(); }
 
     // Copies the values to `host`, which holds exactly numel() Ts of the
     // array's dtype (waits for the device).

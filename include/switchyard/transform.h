@@ -265,7 +265,7 @@ void transform_inputs(Tag tag, strided_ref const (&outs)[NOut], F const& f, In c
                         std::is_convertible_v<std::invoke_result_t<decltype(input_map(in)) const&, C>, C>)&&...),
                       "transform: the function of a mapped input must take one compute_t<Tag> value and return one");
         constexpr bool is_mapped[] = {is_mapped_v<In>...};
-        constexpr bool shader = device == device_kind::webgpu || device == device_kind::metal;
+        constexpr bool shader = tag_on_shader_device<Tag>;
         bool hoist = shader;
         for (std::size_t k = 0; k < NIn; ++k)
             if (is_mapped[k] && ins[k].numel() < outs[0].numel()) hoist = true;

@@ -8,14 +8,14 @@
 // closure's bytes and reports each word triple whose check matches: the
 // views the kernel captured. The CPU and CUDA for_each refuse a count beyond
 // a captured output view's extent (check_count_against_outputs) and the CPU
-// prefetches the contiguous ones ahead of the loop (the hardware prefetcher stops at every
-// 4 KiB page and, on compute-heavy loops, restarts too late).
+// prefetches the contiguous ones ahead of the loop (the hardware prefetcher
+// stops at every 4 KiB page and, on compute-heavy loops, restarts too late).
 //
 // Misreading is harmless by construction: unrelated words match with
 // probability about 2^-60, and what a match is used for (a prefetch hint, a
 // count check; on CUDA, whether a flat_index kernel runs in 16-byte chunks,
 // where each view checks its own chunks again) cannot fault or change a
-// result.
+// result: at worst such a match refuses a call.
 // Any closure's bytes are read, trivially copyable or not: nvcc wraps
 // __host__ __device__ lambdas in a type that is not, with the lambda inside.
 // Views behind pointers are not found, nor more than stream_set::max_streams.
