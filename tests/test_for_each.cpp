@@ -162,48 +162,6 @@ TEST_CASE("for_each on the cpu refuses a count beyond a captured output view's e
     CHECK(std::count(buffer.begin(), buffer.begin() + 10, 3.0f) == 10);
 }
 
-// A kernel may name its index flat_index (CUDA then runs it 16 bytes at a
-// time, device/cuda/for_each.h); on the CPU it is the same integer.
-TEST_CASE("flat_index works as the for_each index and converts like an integer", "[for_each]") {
-    static_assert(std::is_convertible_v<std::int64_t, flat_index> && std::is_convertible_v<flat_index, std::int64_t>);
-    // for_each tells the two kinds of functor apart with a probe that only
-    // converts to flat_index.
-    auto const by_integer = [](auto, std::int64_t) {};
-    auto const by_flat_index = [](auto, flat_index) {};
-    static_assert(!std::is_invocable_v<decltype(by_integer), tag<device_kind::cpu>, detail::flat_index_probe>);
-    static_assert(std::is_invocable_v<decltype(by_flat_index), tag<device_kind::cpu>, detail::flat_index_probe>);
-    constexpr flat_index seven = 7;
-    static_assert(seven + 1 == 8 && seven * 2 == 14 && seven % 4 == 3 && seven.value() == 7);
-
-    std::int64_t const rows = 70, cols = 33, n = rows * cols;
-    std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n)),
-        back(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = static_cast<float>(i % 13);
-    auto const x = strided_ref::contiguous(in.data(), dtype::f32, device_kind::cpu, {n}, "x");
-    auto const y = strided_ref::contiguous(out.data(), dtype::f32, device_kind::cpu, {n}, "y");
-    flat_in<device_kind::cpu, dtype::f32, contiguity::contiguous> const fin(x);
-    flat_out<device_kind::cpu, dtype::f32, contiguity::contiguous> const fout(y);
-    for_each(tag<device_kind::cpu>{}, n, [=](auto, flat_index i) {
-        fout[i] = fin[i] * 2;
-        fout[i] += fin[n - 1 - i];  // arithmetic on the index: a plain integer
-    });
-    for (std::int64_t i = 0; i < n; ++i)
-        REQUIRE(out[static_cast<std::size_t>(i)] ==
-                in[static_cast<std::size_t>(i)] * 2 + in[static_cast<std::size_t>(n - 1 - i)]);
-
-    // Strided flat views and ranked views take it too.
-    auto const xt = strided_ref::make(in.data(), dtype::f32, device_kind::cpu, {cols, rows}, {1, cols}, "xt");
-    auto const yt = strided_ref::contiguous(back.data(), dtype::f32, device_kind::cpu, {cols, rows}, "yt");
-    flat_in<device_kind::cpu, dtype::f32, contiguity::strided> const sin(xt);
-    tensor_out<device_kind::cpu, dtype::f32, 1, contiguity::contiguous> const tout(
-        strided_ref::contiguous(back.data(), dtype::f32, device_kind::cpu, {n}, "yt"));
-    (void)yt;
-    for_each(tag<device_kind::cpu>{}, n, [=](auto, flat_index i) { tout(i) = sin[i] + 1; });
-    for (std::int64_t c = 0; c < cols; ++c)
-        for (std::int64_t r = 0; r < rows; ++r)
-            REQUIRE(back[static_cast<std::size_t>(c * rows + r)] == in[static_cast<std::size_t>(r * cols + c)] + 1);
-}
-
 TEST_CASE("for_each reports bad counts and rethrows kernel exceptions", "[for_each]") {
     using cpu = tag<device_kind::cpu>;
     CHECK_THROWS_WITH(for_each(cpu{}, -5, [](auto, std::int64_t) {}),

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "torch/softplus_math.h"
+#include "lazy_chains.h"
 
 namespace sy = switchyard;
 using sy::contiguity;
@@ -38,9 +39,7 @@ sy::shader::trace trace_of(F const& kernel, bool has_f16 = true) {
     return t;
 }
 
-// The torch example's softplus kernel body over webgpu views, with an
-// integer index or a flat_index.
-template <typename Index = std::int64_t>
+// The torch example's softplus kernel body over webgpu views.
 sy::shader::trace softplus_trace(double beta, double threshold) {
     using storage = sy::storage_t<webgpu_f32>;
     using compute = sy::compute_t<webgpu_f32>;
@@ -50,7 +49,7 @@ sy::shader::trace softplus_trace(double beta, double threshold) {
         sy::strided_ref::contiguous(&buffer_b, dtype::f32, device_kind::webgpu, {1000}, "y"));
     auto const b = static_cast<compute>(beta), inv_b = static_cast<compute>(1.0 / beta),
                t = static_cast<compute>(threshold);
-    return trace_of<webgpu_f32>([=](webgpu_f32, Index i) {
+    return trace_of<webgpu_f32>([=](webgpu_f32, std::int64_t i) {
         out[i] = static_cast<storage>(
             switchyard_examples::softplus_scalar<storage>(static_cast<compute>(in[i]), b, inv_b, t));
     });
@@ -119,21 +118,6 @@ TEST_CASE("shader tracing: scalars become uniforms, so the text does not depend 
     CHECK_FALSE(a.bindings()[0].writable);
     CHECK(a.bindings()[1].writable);
     CHECK(a.bindings()[0].bytes == 4000);
-}
-
-// A kernel that names its index flat_index (for CUDA's 16-byte path) traces
-// to the same shader.
-TEST_CASE("shader tracing: a flat_index kernel traces as an integer-index one", "[shader]") {
-    sy::shader::trace const traced = softplus_trace<sy::flat_index>(1.0, 20.0);
-    CHECK(sy::shader::emit_wgsl(traced).text == sy::shader::emit_wgsl(softplus_trace(1.0, 20.0)).text);
-    CHECK(sy::shader::vectorizable(traced));
-    sy::tensor_in<device_kind::webgpu, dtype::f32, 1, contiguity::contiguous> const tin(
-        sy::strided_ref::contiguous(&buffer_a, dtype::f32, device_kind::webgpu, {1000}, "x"));
-    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(
-        sy::strided_ref::contiguous(&buffer_b, dtype::f32, device_kind::webgpu, {1000}, "y"));
-    auto const ranked = trace_of<webgpu_f32>([=](webgpu_f32, sy::flat_index i) { out[i] = tin(i) * 2.0f; });
-    auto const ranked_integer = trace_of<webgpu_f32>([=](webgpu_f32, std::int64_t i) { out[i] = tin(i) * 2.0f; });
-    CHECK(sy::shader::emit_wgsl(ranked).text == sy::shader::emit_wgsl(ranked_integer).text);
 }
 
 TEST_CASE("shader tracing: golden WGSL of the torch example's softplus", "[shader][golden]") {
@@ -279,6 +263,26 @@ TEST_CASE("lazy chains on the CPU fuse into one pass over any layout", "[lazy]")
     CHECK(static_cast<float>(hb[0]) == static_cast<float>(sy::bfloat16((-6.0f - 1.0f) / 4.0f)));
 }
 
+TEST_CASE("lazy chains take broadcast arrays and split where one kernel cannot read them all", "[lazy]") {
+    std::vector<float> x(12), bias{0.5f, 1.5f, 2.5f}, ones(12, 1.0f), out(12);
+    for (int i = 0; i < 12; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i - 6);
+    auto const xr = sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {4, 3}, "x");
+    auto const br = sy::strided_ref::contiguous(bias.data(), dtype::f32, device_kind::cpu, {3}, "bias");
+    auto const onesr = sy::strided_ref::contiguous(ones.data(), dtype::f32, device_kind::cpu, {4, 3}, "ones");
+    std::vector<float> const biased = sy::lazy(xr).add(br).relu().to_host<float>();
+    for (std::size_t i = 0; i < 12; ++i) CHECK(biased[i] == std::max(x[i] + bias[i % 3], 0.0f));
+
+    // 20 arrays: two kernels of at most 14 arrays (transform's 16 operands).
+    auto const chain = switchyard_tests::add_each<20>(sy::lazy(xr).mul(2.0), onesr);
+    STATIC_REQUIRE(decltype(chain)::array_operands == 20);
+    std::vector<float> const fused = chain.to_host<float>();
+    for (std::size_t i = 0; i < 12; ++i) CHECK(fused[i] == x[i] * 2 + 20);
+    CHECK(chain.to_host<float>(sy::fusion::per_step) == fused);
+    // In place: the output is the chain's input, so no ping-pong through it.
+    chain.compute(xr);
+    CHECK(x == fused);
+}
+
 TEST_CASE("lazy chains refuse operands that do not match, naming them", "[lazy]") {
     std::vector<float> x(6), y(5);
     std::vector<double> d(6);
@@ -290,4 +294,8 @@ TEST_CASE("lazy chains refuse operands that do not match, naming them", "[lazy]"
     CHECK_THROWS_WITH(sy::lazy(xr).relu().to_host<double>(), Catch::Contains("f32"));
     auto const gpu = sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::webgpu, {6}, "g");
     CHECK_THROWS_WITH(sy::lazy(xr).add(gpu).to_host<float>(), Catch::Contains("'g' is on webgpu"));
+    std::vector<float> o(5);
+    auto const outr = sy::strided_ref::contiguous(o.data(), dtype::f32, device_kind::cpu, {5}, "o");
+    CHECK_THROWS_WITH(sy::lazy(xr).relu().compute(outr),
+                      Catch::Contains("output 'o' has shape [5]") && Catch::Contains("'x' has [6]"));
 }

@@ -30,7 +30,7 @@ struct softplus_op {
         sy::flat_in<device, dt, contig> const in(x, order);
         sy::flat_out<device, dt, contig> const out(y, order);
         auto const b = static_cast<compute>(beta), t = static_cast<compute>(threshold);
-        sy::for_each(tag, out.size(), [=](Tag, sy::flat_index i) {
+        sy::for_each(tag, out.size(), [=](Tag, std::int64_t i) {
             out[i] = static_cast<storage>(softplus(static_cast<compute>(in[i]), b, t));
         });
     }

@@ -26,7 +26,7 @@ int main() {
     sy::flat_out<sy::device_kind::cuda, sy::dtype::f32, sy::contiguity::contiguous> const out(
         sy::strided_ref::contiguous(y, sy::dtype::f32, sy::device_kind::cuda, {n}, "y"));
     float const beta = 2.0f, threshold = 20.0f;
-    sy::for_each(cuda_f32{}, n, [=] SWITCHYARD_HOST_DEVICE(cuda_f32, sy::flat_index i) {
+    sy::for_each(cuda_f32{}, n, [=] SWITCHYARD_HOST_DEVICE(cuda_f32, std::int64_t i) {
         float const bx = beta * in[i];
         out[i] = sy::select(bx > threshold, in[i], sy::softplus(bx) / beta);
     });

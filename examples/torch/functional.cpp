@@ -33,7 +33,7 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     sy::flat_in<dev, in_t, contig> const a(args.ref(0), order), b(args.ref(1), order);
     sy::flat_out<dev, out_t, contig> const out(args.ref(2), order);
     auto const w = static_cast<compute_t>(weight);
-    sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
+    sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
         compute_t const x = static_cast<compute_t>(a[i]);
         out[i] = static_cast<out_scalar_t>(x + w * (static_cast<compute_t>(b[i]) - x));
     });
@@ -54,7 +54,7 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     sy::flat_out<dev, stype, contig> const a(args.ref(0), order);
     sy::flat_in<dev, stype, contig> const b(args.ref(1), order);
     auto const w = static_cast<compute_t>(weight);
-    sy::for_each(tag, a.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
+    sy::for_each(tag, a.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
         compute_t const x = static_cast<compute_t>(a[i]);
         a[i] = static_cast<scalar_t>(x + w * (static_cast<compute_t>(b[i]) - x));
     });

@@ -34,7 +34,7 @@ struct scale_cast_op {
         sy::flat_in<dev, in_t, contig> const in(args.ref(0), order);
         sy::flat_out<dev, out_t, contig> const out(args.ref(1), order);
         auto const a = static_cast<compute_t>(alpha);
-        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
+        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
             out[i] = static_cast<out_scalar_t>(a * static_cast<compute_t>(in[i]));
         });
     }
@@ -52,7 +52,7 @@ struct scale_cast_op {
 
         sy::flat_out<dev, stype, contig> const x(args.ref(0), args.order());
         auto const a = static_cast<compute_t>(alpha);
-        sy::for_each(tag, x.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
+        sy::for_each(tag, x.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
             x[i] = static_cast<scalar_t>(a * static_cast<compute_t>(x[i]));
         });
     }

@@ -1,7 +1,7 @@
 // for_each(tag, count, f): calls f(tag, i) once for every i in [0, count) on
 // the device the tag names. The one entry point for elementwise kernels:
 //
-//     for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE (Tag, switchyard::flat_index i) {
+//     for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE (Tag, std::int64_t i) {
 //         out[i] = switchyard::max(in[i], 0.0f);
 //     });
 //
@@ -22,9 +22,6 @@
 //
 // CUDA (when this file is compiled by nvcc): a kernel with one block per tile
 // on the calling thread's current stream and device; see device/cuda/for_each.h.
-// Name the index switchyard::flat_index instead of std::int64_t and
-// contiguous flat views load and store 16 bytes at a time
-// (view/flat_index.h); it is the same integer everywhere else.
 // The functor must be __host__ __device__ (SWITCHYARD_HOST_DEVICE), which
 // needs nvcc's --extended-lambda.
 //

@@ -130,31 +130,6 @@ inline constexpr sy::dtype dtype_of<f16_t> = sy::dtype::f16;
 template <>
 inline constexpr sy::dtype dtype_of<double> = sy::dtype::f64;
 using tag = sy::tag<sy::device_kind::cuda, sy::dtype::f32, sy::contiguity::contiguous>;
-// The library's 16-byte chunk path: flat views and a flat_index functor, at
-// the default or a chosen number of elements per thread.
-template <int PerThread = 0, typename T>
-void for_each_flat_index(T const* in, T* out, std::int64_t n) {
-    constexpr sy::dtype d = dtype_of<T>;
-    using typed_tag = sy::tag<sy::device_kind::cuda, d, sy::contiguity::contiguous>;
-    sy::flat_in<sy::device_kind::cuda, d, sy::contiguity::contiguous> const vin(
-        sy::strided_ref::contiguous(const_cast<T*>(in), d, sy::device_kind::cuda, {n}, "in"));
-    sy::flat_out<sy::device_kind::cuda, d, sy::contiguity::contiguous> const vout(
-        sy::strided_ref::contiguous(out, d, sy::device_kind::cuda, {n}, "out"));
-    using S = sy::dtype_storage_t<d>;
-    sy::detail::cuda_for_each_launch<0, PerThread>(
-        typed_tag{}, 0, n,
-        [=] __device__(typed_tag, sy::flat_index i) {
-            S const x = vin[i];
-            T t;
-            __builtin_memcpy(&t, &x, sizeof t);
-            T const r = softplus_elem(t);
-            S s;
-            __builtin_memcpy(&s, &r, sizeof s);
-            vout[i] = s;
-        },
-        0, nullptr);
-}
-
 template <int PerThread = 0, typename T>
 void for_each_library(T const* in, T* out, std::int64_t n) {
     using typed_tag = sy::tag<sy::device_kind::cuda, dtype_of<T>, sy::contiguity::contiguous>;
@@ -171,9 +146,7 @@ void for_each_library(T const* in, T* out, std::int64_t n) {
 template <int Block, int PerThread, typename T>
 void for_each_kernel(T const* in, T* out, std::int64_t n, bool one_wave = false) {
     auto f = [=] __device__(tag, std::int64_t i) { out[i] = softplus_elem(sy::detail::load_input(in + i)); };
-    auto const kernel =
-        sy::detail::cuda_for_each_kernel<Block, 0, PerThread, sy::detail::cuda_chunk_lanes<tag, PerThread>(), tag,
-                                         decltype(f)>;
+    auto const kernel = sy::detail::cuda_for_each_kernel<Block, 0, PerThread, tag, decltype(f)>;
     std::int64_t const tiles = (n + Block * PerThread - 1) / (Block * PerThread);
     std::int64_t grid = tiles;
     if (one_wave) {
@@ -182,7 +155,7 @@ void for_each_kernel(T const* in, T* out, std::int64_t n, bool one_wave = false)
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
         grid = std::min<std::int64_t>(tiles, std::int64_t{per_sm} * sms);
     }
-    kernel<<<unsigned(grid), Block>>>(f, tag{}, 0, n, sy::detail::stream_set{}, false);
+    kernel<<<unsigned(grid), Block>>>(f, tag{}, 0, n, sy::detail::stream_set{});
 }
 
 // One tile per block, 32-bit indices inside the tile: thread t handles U vectors t, t + Block, ...
@@ -251,11 +224,7 @@ void run(char const* name, std::int64_t n) {
                                                 n * sizeof(T) / 16);
            }));
     report("for_each library launch", time_ms([&] { for_each_library(in, out, n); }));
-    report("for_each flat_index (16-byte chunks)", time_ms([&] { for_each_flat_index(in, out, n); }));
     report("for_each library launch P4", time_ms([&] { for_each_library<4>(in, out, n); }));
-    report("for_each flat_index P4", time_ms([&] { for_each_flat_index<4>(in, out, n); }));
-    report("for_each flat_index P8", time_ms([&] { for_each_flat_index<8>(in, out, n); }));
-    report("for_each flat_index P16", time_ms([&] { for_each_flat_index<16>(in, out, n); }));
     report("for_each kernel, old grid B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n, true); }));
     report("for_each kernel B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n); }));
     report("for_each kernel B128 P8", time_ms([&] { for_each_kernel<128, 8>(in, out, n); }));

@@ -5,24 +5,33 @@
 //     sy::lazy_result r = chain.compute();                 // or into memory r owns (r.ref())
 //     std::vector<float> h = chain.to_host<float>();       // or: run and read back
 //
-// x, y and out are strided_refs of one shape, dtype and device (any strides:
-// the chain walks them in their shared iteration order). Steps: relu, add,
+// x and out are strided_refs of one shape, dtype and device, with any
+// strides; array operands (y) have the dtype and device and broadcast to that
+// shape by PyTorch's rules (a bias row: y of shape [cols]). Steps: relu, add,
 // sub, mul, div (with a host scalar or an array), and map(f) for a stateless
 // function written for every device, such as [](auto v) { return sy::tanh(v); }.
 //
-// The chain's steps are a compile-time list, so on CPU and CUDA compute()
-// is one for_each whose kernel applies every step in registers: one read of
-// each input and one write, whatever the chain's length. On WebGPU the same
-// kernel is traced into one fused shader, recorded into the device's open
-// encoder (nothing is submitted until sync() or a readback). Where one
-// shader cannot hold the whole chain (more array operands than the stage's
-// storage-buffer limit), or when fusion::per_step is asked for, the chain
-// runs as several dispatches that pass the intermediate values through two
-// ping-pong buffers, reused for any number of steps.
+// The chain's steps are a compile-time list and its kernel a function of
+// explicit operands: compute() is one transform (transform.h) whose inputs
+// are x and the arrays, applying every step in registers: one read of each
+// operand and one write, whatever the chain's length, with each operand read
+// by its own layout on every device (CUDA's 16-byte loads, WebGPU's vec4).
+// On WebGPU the kernel is traced into one shader, recorded into the device's
+// open encoder (nothing is submitted until sync() or a readback).
+//
+// One kernel reads at most 14 arrays (transform's 16 operands, less x and
+// out), and on WebGPU at most what the device binds in one stage less two: 14
+// when it binds 16 or more, else 6 (WebGPU guarantees 8). A chain with more
+// runs as several kernels, each as many whole steps as fit, that pass the
+// intermediate values through at most two ping-pong buffers (device_array),
+// reused for any number of steps; fusion::per_step asks for one kernel per
+// step on every device (for comparisons).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -33,21 +42,20 @@
 
 #include "switchyard/core.h"
 #include "switchyard/device_array.h"
-#include "switchyard/for_each.h"
 #include "switchyard/kernel_types.h"
 #include "switchyard/lazy/ops.h"
-#include "switchyard/view/flat.h"
-#include "switchyard/view/iteration_order.h"
+#include "switchyard/transform.h"
+#include "switchyard/view/elementwise_layout.h"
+#include "switchyard/view/overlap.h"
 #include "switchyard/view/strided_ref.h"
 #if defined(__CUDACC__)
 #include "switchyard/device/cuda.h"
-#include "switchyard/device/cuda/current_stream.h"
 #endif
 
 namespace switchyard {
 
-// How a lazy chain runs on shader devices: all steps in as few kernels as the
-// device's binding limit allows, or one kernel per step (for comparisons).
+// How a lazy chain runs: all steps in as few kernels as the device allows,
+// or one kernel per step (for comparisons).
 enum class fusion : std::uint8_t { full, per_step };
 
 namespace detail {
@@ -56,12 +64,8 @@ namespace detail {
 // with plain member calls on every device (std::tuple is not __device__).
 template <typename... S>
 struct step_list {
-    template <typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, std::int64_t) const {
-        return x;
-    }
-    template <typename X>
-    X apply_range(X x, std::int64_t, std::size_t, std::size_t, std::size_t) const {
+    template <std::size_t Begin, std::size_t End, std::size_t Base, std::size_t K, typename X>
+    SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
         return x;
     }
 };
@@ -69,15 +73,16 @@ template <typename S, typename... R>
 struct step_list<S, R...> {
     S head;
     step_list<R...> tail;
-    template <typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, std::int64_t i) const {
-        return tail.apply(head.apply(x, i), i);
-    }
-    // Steps k..: only those in [begin, end), for one segment of a split chain.
-    template <typename X>
-    X apply_range(X x, std::int64_t i, std::size_t k, std::size_t begin, std::size_t end) const {
-        X const y = k >= begin && k < end ? head.apply(x, i) : x;
-        return tail.apply_range(y, i, k + 1, begin, end);
+    // Steps K.. of those in [Begin, End); `values` holds the arrays the
+    // kernel reads, from array operand Base on.
+    template <std::size_t Begin, std::size_t End, std::size_t Base, std::size_t K, typename X>
+    SWITCHYARD_HOST_DEVICE X apply(X x, X const* values) const {
+        if constexpr (K >= End)
+            return x;
+        else if constexpr (K >= Begin)
+            return tail.template apply<Begin, End, Base, K + 1>(head.template apply<Base>(x, values), values);
+        else
+            return tail.template apply<Begin, End, Base, K + 1>(x, values);
     }
 };
 
@@ -86,6 +91,22 @@ template <typename S, typename... R>
 step_list<S, R...> make_step_list(S const& s, R const&... rest) {
     return {s, make_step_list(rest...)};
 }
+
+// The kernel of steps [Begin, End): a function of the chain's value and the
+// values of the arrays those steps read (array operands Base, Base + 1, ...).
+template <typename List, std::size_t Begin, std::size_t End, std::size_t Base>
+struct chain_segment {
+    List steps;
+    template <typename X, typename... A>
+    SWITCHYARD_HOST_DEVICE X operator()(X x, A... a) const {
+        if constexpr (sizeof...(A) == 0) {
+            return steps.template apply<Begin, End, Base, 0>(x, static_cast<X const*>(nullptr));
+        } else {
+            X const values[] = {a...};
+            return steps.template apply<Begin, End, Base, 0>(x, values);
+        }
+    }
+};
 
 }  // namespace detail
 
@@ -101,7 +122,9 @@ public:
     static constexpr std::size_t steps = sizeof...(Steps);
     static constexpr std::size_t array_operands = (std::size_t{Steps::arrays} + ... + 0);
 
-    lazy_chain(strided_ref const& source, std::tuple<Steps...> chain) : source_(source), chain_(std::move(chain)) {}
+    lazy_chain(strided_ref const& source, std::tuple<Steps...> chain,
+               std::array<strided_ref, array_operands> const& arrays)
+        : source_(source), chain_(std::move(chain)), arrays_(arrays) {}
 
     strided_ref const& source() const noexcept { return source_; }
 
@@ -110,10 +133,10 @@ public:
     auto sub(double s) const { return then(lazy_ops::with_scalar<lazy_ops::arith::sub>{s}); }
     auto mul(double s) const { return then(lazy_ops::with_scalar<lazy_ops::arith::mul>{s}); }
     auto div(double s) const { return then(lazy_ops::with_scalar<lazy_ops::arith::div>{s}); }
-    auto add(strided_ref const& y) const { return then(lazy_ops::with_array<lazy_ops::arith::add>{y}); }
-    auto sub(strided_ref const& y) const { return then(lazy_ops::with_array<lazy_ops::arith::sub>{y}); }
-    auto mul(strided_ref const& y) const { return then(lazy_ops::with_array<lazy_ops::arith::mul>{y}); }
-    auto div(strided_ref const& y) const { return then(lazy_ops::with_array<lazy_ops::arith::div>{y}); }
+    auto add(strided_ref const& y) const { return then_array<lazy_ops::arith::add>(y); }
+    auto sub(strided_ref const& y) const { return then_array<lazy_ops::arith::sub>(y); }
+    auto mul(strided_ref const& y) const { return then_array<lazy_ops::arith::mul>(y); }
+    auto div(strided_ref const& y) const { return then_array<lazy_ops::arith::div>(y); }
     template <typename F>
     auto map(F f) const {
         static_assert(std::is_empty_v<F>,
@@ -122,14 +145,19 @@ public:
         return then(lazy_ops::map<F>{f});
     }
 
-    // Runs the chain into `out` (same shape, dtype and device as the input).
+    // Runs the chain into `out` (the input's shape, dtype and device).
     void compute(strided_ref const& out, fusion mode = fusion::full) const {
-        std::array<strided_ref, 2 + array_operands> const refs = operand_refs(out);
-        for (auto const& r : refs) check_operand(r);
-        iteration_order const order = std::apply([](auto const&... r) { return iteration_order_of(r...); }, refs);
+        check_operand(out);
+        if (!detail::same_shape(out, source_))
+            throw std::invalid_argument("lazy chain: output " + detail::ref_label(out.name) + " has shape " +
+                                        detail::shape_string(out) + " but the chain's input " +
+                                        detail::ref_label(source_.name) + " has " + detail::shape_string(source_));
+        for (strided_ref const& a : arrays_) {
+            check_operand(a);
+            (void)detail::broadcast_to("lazy chain", a, source_);
+        }
         static auto const table = dispatch_table_from_op<runner>("lazy chain");
-        table.select(dispatch_set{source_.device, source_.type,
-                                  order.dense ? contiguity::contiguous : contiguity::strided})(*this, out, order, mode);
+        table.select(dispatch_set{source_.device, source_.type})(*this, out, mode);
     }
 
     // Runs the chain into new memory on its device (lazy_result owns it).
@@ -185,23 +213,16 @@ private:
 
     template <typename S>
     lazy_chain<Steps..., S> then(S step) const {
-        return {source_, std::tuple_cat(chain_, std::tuple<S>{step})};
+        return {source_, std::tuple_cat(chain_, std::tuple<S>{step}), arrays_};
     }
 
-    std::array<strided_ref, 2 + array_operands> operand_refs(strided_ref const& out) const {
-        std::array<strided_ref, 2 + array_operands> refs{};
-        refs[0] = out;
-        refs[1] = source_;
-        std::size_t k = 2;
-        std::apply(
-            [&](auto const&... s) {
-                auto add_ref = [&](auto const& step) {
-                    if constexpr (std::decay_t<decltype(step)>::arrays > 0) refs[k++] = step.ref();
-                };
-                (add_ref(s), ...);
-            },
-            chain_);
-        return refs;
+    template <lazy_ops::arith A>
+    auto then_array(strided_ref const& y) const {
+        std::array<strided_ref, array_operands + 1> arrays{};
+        std::copy(arrays_.begin(), arrays_.end(), arrays.begin());
+        arrays[array_operands] = y;
+        using step = lazy_ops::with_array<A, array_operands>;
+        return lazy_chain<Steps..., step>(source_, std::tuple_cat(chain_, std::tuple<step>{step{}}), arrays);
     }
 
     void check_operand(strided_ref const& r) const {
@@ -216,32 +237,81 @@ private:
                                         "' has " + std::string(to_string(source_.type)));
     }
 
+    // Segments of steps: [cuts[s], cuts[s + 1]) for s < count, each reading
+    // at most `capacity` arrays (one_step_each: one step per segment).
+    static constexpr std::size_t one_step_each = 0;
+    static constexpr std::size_t wide_capacity = max_operands - 2;
+    static constexpr std::size_t narrow_capacity = 6;
+    struct segment_plan {
+        std::size_t count = 0;
+        std::array<std::size_t, steps + 2> cuts{};
+    };
+    static constexpr segment_plan make_plan(std::size_t capacity) {
+        constexpr std::array<std::size_t, steps + 1> arrays_of = {std::size_t{Steps::arrays}..., 0};
+        segment_plan plan;
+        std::size_t used = 0;
+        for (std::size_t k = 0; k < steps; ++k) {
+            bool const full = capacity == one_step_each ? k > plan.cuts[plan.count] : used + arrays_of[k] > capacity;
+            if (full) {
+                plan.cuts[++plan.count] = k;
+                used = 0;
+            }
+            used += arrays_of[k];
+        }
+        plan.cuts[++plan.count] = steps;
+        return plan;
+    }
+    // The most arrays one segment of make_plan(capacity) reads.
+    static constexpr std::size_t widest_segment(std::size_t capacity) {
+        segment_plan const plan = make_plan(capacity);
+        std::size_t widest = 0;
+        for (std::size_t s = 0; s < plan.count; ++s) {
+            std::size_t const n = arrays_before(plan.cuts[s + 1]) - arrays_before(plan.cuts[s]);
+            if (n > widest) widest = n;
+        }
+        return widest;
+    }
+    // Array operands read by steps before step k.
+    static constexpr std::size_t arrays_before(std::size_t k) {
+        constexpr std::array<std::size_t, steps + 1> arrays_of = {std::size_t{Steps::arrays}..., 0};
+        std::size_t n = 0;
+        for (std::size_t j = 0; j < k; ++j) n += arrays_of[j];
+        return n;
+    }
+
+    // Arrays one kernel may read on the tag's device.
     template <typename Tag>
-    auto bound_steps(iteration_order const& order) const {
-        return std::apply([&](auto const&... s) { return detail::make_step_list(s.template bind<Tag>(order)...); },
-                          chain_);
+    static std::size_t array_capacity() {
+        std::size_t operands = max_operands;
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+        if constexpr (tag_device_v<Tag> == device_kind::webgpu) {
+            std::size_t const bound = current_webgpu_device().limits().maxStorageBuffersPerShaderStage;
+            if (bound < operands) operands = bound;
+        }
+#endif
+        return operands > 2 ? operands - 2 : 0;
+    }
+
+    template <typename Tag>
+    auto bound_steps() const {
+        return std::apply([](auto const&... s) { return detail::make_step_list(s.template bind<Tag>()...); }, chain_);
     }
 
 public:
     // How compute() runs, through a dispatch table. Public only because nvcc
     // requires an extended __host__ __device__ lambda's enclosing function to be.
 
-    // The dispatch table's op: one instantiation per (device, dtype, contiguity).
+    // The dispatch table's op: one instantiation per (device, dtype).
     struct runner {
         template <typename Tag>
-        static void op(Tag tag, lazy_chain const& chain, strided_ref const& out, iteration_order const& order,
-                       fusion mode) {
-            if constexpr (detail::tag_on_shader_device<Tag>)
-                chain.run_split(tag, out, order, mode);
-            else
-                chain.run_fused(tag, out, order);
+        static void op(Tag tag, lazy_chain const& chain, strided_ref const& out, fusion mode) {
+            chain.run(tag, out, mode);
         }
 
-        using space = axes<axis<device_kind::cpu, device_kind::cuda, device_kind::webgpu>, float_dtype_axis,
-                           full_contiguity_axis>;
-        using cpu_points = axes<axis<device_kind::cpu>, float_dtype_axis, full_contiguity_axis>;
-        using cuda_points = axes<axis<device_kind::cuda>, float_dtype_axis, full_contiguity_axis>;
-        using webgpu_points = axes<axis<device_kind::webgpu>, axis<dtype::f16, dtype::f32>, full_contiguity_axis>;
+        using space = axes<axis<device_kind::cpu, device_kind::cuda, device_kind::webgpu>, float_dtype_axis>;
+        using cpu_points = axes<axis<device_kind::cpu>, float_dtype_axis>;
+        using cuda_points = axes<axis<device_kind::cuda>, float_dtype_axis>;
+        using webgpu_points = axes<axis<device_kind::webgpu>, axis<dtype::f16, dtype::f32>>;
 #if defined(__CUDACC__) && defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
         using subspaces = coverage<cpu_points, cuda_points, webgpu_points>;
 #elif defined(__CUDACC__)
@@ -251,116 +321,72 @@ public:
 #else
         using subspaces = coverage<cpu_points>;
 #endif
-        using dispatcher =
-            dispatch_table<space, void(lazy_chain const&, strided_ref const&, iteration_order const&, fusion)>;
+        using dispatcher = dispatch_table<space, void(lazy_chain const&, strided_ref const&, fusion)>;
     };
 
-    // CPU and CUDA: every step in one kernel.
     template <typename Tag>
-    void run_fused(Tag tag, strided_ref const& out, iteration_order const& order) const {
-        constexpr auto device = tag_get<device_kind>(Tag{});
-        constexpr auto type = tag_get<dtype>(Tag{});
-        constexpr auto contig = tag_get<contiguity>(Tag{});
-        using storage = storage_t<Tag>;
-        using compute = compute_t<Tag>;
-        flat_in<device, type, contig> const in(source_, order);
-        flat_out<device, type, contig> const result(out, order);
-        auto const steps = bound_steps<Tag>(order);
-        for_each(tag, result.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
-            result[i] = static_cast<storage>(steps.apply(static_cast<compute>(in[i]), i));
-        });
+    void run(Tag tag, strided_ref const& out, fusion mode) const {
+        if (mode == fusion::per_step) return run_segments<one_step_each>(tag, out);
+        std::size_t const capacity = array_capacity<Tag>();
+        if (widest_segment(wide_capacity) <= capacity)
+            run_segments<wide_capacity>(tag, out);
+        else if (widest_segment(narrow_capacity) <= capacity)
+            run_segments<narrow_capacity>(tag, out);
+        else if (widest_segment(one_step_each) <= capacity)
+            run_segments<one_step_each>(tag, out);
+        else
+            throw std::invalid_argument("lazy chain: the device binds " + std::to_string(capacity + 2) +
+                                        " buffers in one shader, too few for a step with an array operand (3)");
     }
 
-    // Shader devices: segments of steps, each one traced kernel, as long as
-    // the device's binding limit allows (fusion::full) or one step each.
-    template <typename Tag>
-    void run_split(Tag tag, strided_ref const& out, iteration_order const& order, fusion mode) const {
-#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-        constexpr auto device_tag = tag_get<device_kind>(Tag{});
-        constexpr auto type = tag_get<dtype>(Tag{});
-        constexpr auto contig = tag_get<contiguity>(Tag{});
-        using storage = storage_t<Tag>;
-        using compute = compute_t<Tag>;
-        using in_view = flat_in<device_tag, type, contig>;
-        using out_view = flat_out<device_tag, type, contig>;
-        webgpu_device& device = current_webgpu_device();
-        std::int64_t const n = source_.numel();
-        if (n == 0) return;
-        auto const bound = bound_steps<Tag>(order);
-
-        // Segments: each binds its input, its output and its steps' arrays.
-        std::size_t const max_bindings = device.limits().maxStorageBuffersPerShaderStage;
-        constexpr std::array<int, steps_or_one()> arrays_per_step = {Steps::arrays...};
-        std::vector<std::size_t> cuts{0};  // segment k is steps [cuts[k], cuts[k + 1])
-        std::size_t bindings = 2;
-        for (std::size_t k = 0; k < steps; ++k) {
-            std::size_t const need = static_cast<std::size_t>(arrays_per_step[k]);
-            bool const full = mode == fusion::per_step ? k > cuts.back() : bindings + need > max_bindings;
-            if (full) {
-                cuts.push_back(k);
-                bindings = 2;
-            }
-            bindings += need;
-        }
-        cuts.push_back(steps);
-        std::size_t const segments = cuts.size() - 1;
-
+private:
+    template <std::size_t Capacity, typename Tag>
+    void run_segments(Tag tag, strided_ref const& out) const {
+        static constexpr segment_plan plan = make_plan(Capacity);
+        auto const bound = bound_steps<Tag>();
         // Ping-pong: segment s writes where(s) (-1 = out, 0/1 = a temporary)
-        // and the next segment reads it. When out may be overwritten early
-        // (dense in the iteration order, aliasing no input) it is one of the
-        // two buffers, so a chain of any length needs one temporary.
-        std::array<strided_ref, 2 + array_operands> const refs = operand_refs(out);
-        bool aliased = false;
-        for (std::size_t k = 1; k < refs.size(); ++k) aliased = aliased || refs[k].data == out.data;
-        bool const out_is_pingpong = !aliased && order.permute(out).is_contiguous();
-        std::size_t const last = segments - 1;
-        auto where = [&](std::size_t s) -> int {
+        // and the next segment reads it. When out shares no memory with the
+        // chain's operands it is one of the two buffers, so a chain of any
+        // length needs one temporary.
+        bool out_is_pingpong = memory_overlap_of(out, source_) == memory_overlap::none;
+        for (strided_ref const& a : arrays_)
+            out_is_pingpong = out_is_pingpong && memory_overlap_of(out, a) == memory_overlap::none;
+        std::size_t const last = plan.count - 1;
+        auto const where = [&](std::size_t s) -> int {
             if (s == last) return -1;
             if (out_is_pingpong) return (last - s) % 2 == 0 ? -1 : 0;
             return static_cast<int>(s % 2);
         };
-        std::size_t const bytes = static_cast<std::size_t>(n) * dtype_size(source_.type);
-        void* temporary[2] = {nullptr, nullptr};
-        struct release {
-            webgpu_device& device;
-            void* (&buffers)[2];
-            ~release() {
-                for (void* b : buffers) device.free(b);
-            }
-        } const released{device, temporary};
-        for (std::size_t s = 0; s < last; ++s) {
-            int const k = where(s);
-            if (k >= 0 && !temporary[k]) temporary[k] = device.alloc(bytes);
-        }
-        std::int64_t const one = 1;
-        auto temporary_ref = [&](int k) {
-            return strided_ref::make(temporary[k], source_.type, source_.device, &n, &one, 1, "lazy intermediate",
-                                     source_.device_index);
+        std::optional<device_array> temporary[2];
+        auto const buffer = [&](int k) -> strided_ref {
+            if (k < 0) return out;
+            if (!temporary[k]) temporary[k].emplace(make_device_array<tag_device_v<Tag>>(source_, "lazy intermediate"));
+            return temporary[k]->ref();
         };
-        for (std::size_t s = 0; s < segments; ++s) {
-            int const from = s == 0 ? -2 : where(s - 1), to = where(s);
-            in_view const in = from == -2   ? in_view(source_, order)
-                               : from == -1 ? in_view(out, order)
-                                            : in_view(temporary_ref(from));
-            out_view const result = to == -1 ? out_view(out, order) : out_view(temporary_ref(to));
-            std::size_t const begin = cuts[s], end = cuts[s + 1];
-            for_each(tag, n, [=](Tag, std::int64_t i) {
-                result[i] = static_cast<storage>(bound.apply_range(static_cast<compute>(in[i]), i, 0, begin, end));
-            });
+        [&]<std::size_t... S>(std::index_sequence<S...>) {
+            (run_segment<plan.cuts[S], plan.cuts[S + 1]>(tag, bound, S == 0 ? source_ : buffer(where(S - 1)),
+                                                         buffer(where(S))),
+             ...);
         }
-#else
-        (void)tag, (void)out, (void)order, (void)mode;
-#endif
+        (std::make_index_sequence<plan.count>{});
     }
 
-private:
-    static constexpr std::size_t steps_or_one() { return steps > 0 ? steps : 1; }
+    template <std::size_t Begin, std::size_t End, typename Tag, typename List>
+    void run_segment(Tag tag, List const& bound, strided_ref const& in, strided_ref const& target) const {
+        constexpr std::size_t first = arrays_before(Begin), count = arrays_before(End) - first;
+        detail::chain_segment<List, Begin, End, first> const kernel{bound};
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            switchyard::transform(tag, target, kernel, in, arrays_[first + K]...);
+        }
+        (std::make_index_sequence<count>{});
+    }
 
     strided_ref source_;
     std::tuple<Steps...> chain_;
+    std::array<strided_ref, array_operands> arrays_;
 };
 
 // The start of a chain over x.
-inline lazy_chain<> lazy(strided_ref const& x) { return lazy_chain<>(x, std::tuple<>{}); }
+inline lazy_chain<> lazy(strided_ref const& x) { return lazy_chain<>(x, std::tuple<>{}, {}); }
 
 }  // namespace switchyard

@@ -1,21 +1,21 @@
 // The elementwise steps of a lazy chain (lazy/chain.h). A step is a small
-// value (a scalar, or the strided_ref of an array operand) until the chain
-// runs; then bind<Tag>() turns it into a kernel step over the tag's types and
-// views, whose apply(x, i) computes the next value from the previous one.
-// apply is written once for every device: with compute_t<Tag> it is plain
-// arithmetic on CPU and CUDA and is traced into the fused shader on WebGPU.
+// value (a host scalar, a function, or an array operand's slot) until the
+// chain runs; then bind<Tag>() gives it the tag's compute type, and
+// apply<Base>(x, arrays) computes the next value from the previous one. An
+// array step reads its operand's value from `arrays`, the values of the array
+// operands its kernel reads (from operand Base on), so the chain's kernel is
+// a function of explicit operands (transform.h). apply is written once for
+// every device: plain arithmetic on CPU and CUDA, traced into the shader on
+// WebGPU.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "switchyard/core/config.h"
-#include "switchyard/core/enums.h"
 #include "switchyard/kernel_types.h"
 #include "switchyard/math.h"
 #include "switchyard/shader/math.h"
-#include "switchyard/view/flat.h"
-#include "switchyard/view/iteration_order.h"
-#include "switchyard/view/strided_ref.h"
 
 namespace switchyard::lazy_ops {
 
@@ -37,11 +37,11 @@ SWITCHYARD_HOST_DEVICE X combine(X x, Y y) {
 struct relu {
     static constexpr int arrays = 0;
     template <typename Tag>
-    relu bind(iteration_order const&) const {
+    relu bind() const {
         return *this;
     }
-    template <typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, std::int64_t) const {
+    template <std::size_t Base, typename X>
+    SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
         return max(x, X(0));
     }
 };
@@ -53,31 +53,28 @@ struct with_scalar {
     static constexpr int arrays = 0;
     S s;
     template <typename Tag>
-    auto bind(iteration_order const&) const {
+    auto bind() const {
         return with_scalar<A, compute_t<Tag>>{static_cast<compute_t<Tag>>(s)};
     }
-    template <typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, std::int64_t) const {
+    template <std::size_t Base, typename X>
+    SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
         return combine<A>(x, s);
     }
 };
 
-// x (op) y[i] for an array y of the chain's shape and dtype.
-template <arith A, typename View = strided_ref>
+// x (op) y for the chain's array operand number Slot (in the order the
+// chain's steps name them).
+template <arith A, std::size_t Slot>
 struct with_array {
     static constexpr int arrays = 1;
-    View y;
-    strided_ref const& ref() const { return y; }
     template <typename Tag>
-    auto bind(iteration_order const& order) const {
-        constexpr auto device = tag_get<device_kind>(Tag{});
-        constexpr auto type = tag_get<dtype>(Tag{});
-        constexpr auto contig = tag_get<contiguity>(Tag{});
-        return with_array<A, flat_in<device, type, contig>>{flat_in<device, type, contig>(y, order)};
+    with_array bind() const {
+        return *this;
     }
-    template <typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, std::int64_t i) const {
-        return combine<A>(x, static_cast<X>(y[i]));
+    template <std::size_t Base, typename X>
+    SWITCHYARD_HOST_DEVICE X apply(X x, X const* values) const {
+        static_assert(Slot >= Base, "lazy chain: an array step runs in a kernel that does not read its array");
+        return combine<A>(x, values[Slot - Base]);
     }
 };
 
@@ -88,11 +85,11 @@ struct map {
     static constexpr int arrays = 0;
     F f;
     template <typename Tag>
-    map bind(iteration_order const&) const {
+    map bind() const {
         return *this;
     }
-    template <typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, std::int64_t) const {
+    template <std::size_t Base, typename X>
+    SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
         return static_cast<X>(f(x));
     }
 };

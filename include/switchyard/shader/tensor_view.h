@@ -41,9 +41,7 @@ value<std::uint32_t> tensor_coordinate(trace& t, I c, std::int64_t size, int dim
                             "); on shader devices a coordinate is the for_each index, a host constant in range, "
                             "or an integer value computed on the device");
     };
-    if constexpr (std::is_same_v<I, flat_index>) {
-        return tensor_coordinate(t, c.value(), size, dim, view, name);
-    } else if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
         auto const v = static_cast<std::int64_t>(c);
         if (v == t.index_value()) {
             // The placeholders for_each checks with include 0 to 3, which a

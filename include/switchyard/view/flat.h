@@ -5,8 +5,7 @@
 //     flat_out<device_kind::cpu, dtype::f32, contiguity::contiguous> out(y_ref);
 //     out[i] = f(in[i]);
 //
-// in[i] is the element's value, out[i] a reference to it (with a flat_index
-// on a CUDA device, a lane_ref that acts as one: flat_index.h). Memory read
+// in[i] is the element's value, out[i] a reference to it. Memory read
 // through a flat_in must not be written at other indices during the same
 // for_each (view/load.h); in place, out[i] = f(in[i]) over the same memory,
 // is fine.
@@ -36,7 +35,6 @@
 #include "switchyard/view/checks.h"
 #include "switchyard/view/coalesce.h"
 #include "switchyard/view/fast_divide.h"
-#include "switchyard/view/flat_index.h"
 #include "switchyard/view/iteration_order.h"
 #include "switchyard/view/load.h"
 #include "switchyard/view/stream_mark.h"
@@ -142,29 +140,6 @@ public:
             return load_input(p);
     }
 
-    // With for_each's flat_index: the same element, through the kernel's
-    // lane context in CUDA's chunk loop (flat_index.h) for a contiguous view
-    // on a CUDA device; out[i] is then a lane_ref, which reads and assigns
-    // like a reference.
-    SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE decltype(auto) operator[](flat_index i) const noexcept {
-        if constexpr (C == contiguity::contiguous && core_device_v<Device> == device_kind::cuda) {
-            if constexpr (Writable) {
-                return lane_ref<element>(this, data_, layout_, i);
-            } else {
-#if defined(__CUDA_ARCH__)
-                element value;
-                auto const from_chunk = [&](auto& lanes, int lane) {
-                    return lanes.template load<true>(this, data_, layout_, lane, value);
-                };
-                if (i.with_lanes(from_chunk)) return value;
-#endif
-                return load_input(data_ + i.value());
-            }
-        } else {
-            return (*this)[i.value()];
-        }
-    }
-
 private:
     flat_view(strided_ref const& ref, iteration_order const* order) {
         check_view_target<Device, DType>(ref, view_name);
@@ -192,8 +167,7 @@ class flat_in : public detail::flat_view<Device, DType, C, false> {
     using detail::flat_view<Device, DType, C, false>::flat_view;
 };
 
-// Writable flat view: out[i] returns a reference to element i (a lane_ref
-// with a flat_index on a CUDA device).
+// Writable flat view: out[i] returns a reference to element i.
 template <auto Device, auto DType, contiguity C>
 class flat_out : public detail::flat_view<Device, DType, C, true> {
     using detail::flat_view<Device, DType, C, true>::flat_view;

@@ -13,9 +13,9 @@
 //
 // Misreading is harmless by construction: unrelated words match with
 // probability about 2^-60, and what a match is used for (a prefetch hint, a
-// count check; on CUDA, whether a flat_index kernel runs in 16-byte chunks,
-// where each view checks its own chunks again) cannot fault or change a
-// result: at worst such a match refuses a call.
+// count check) cannot fault or change a result: at worst such a match
+// refuses a call. transform (transform.h) sees its operands and needs none
+// of this; for_each keeps it because its kernel is an opaque closure.
 // Any closure's bytes are read, trivially copyable or not: nvcc wraps
 // __host__ __device__ lambdas in a type that is not, with the lambda inside.
 // Views behind pointers are not found, nor more than stream_set::max_streams.

@@ -20,7 +20,6 @@
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/view/checks.h"
-#include "switchyard/view/flat_index.h"
 #include "switchyard/view/load.h"
 #include "switchyard/view/strided_ref.h"
 
@@ -96,8 +95,7 @@ public:
     template <typename... I>
     SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE decltype(auto) operator()(I... index) const noexcept {
         static_assert(sizeof...(I) == Rank, "tensor view: pass exactly Rank indices");
-        static_assert(((std::is_integral_v<I> || std::is_same_v<I, flat_index>)&&...),
-                      "tensor view: indices must be integers");
+        static_assert((std::is_integral_v<I> && ...), "tensor view: indices must be integers");
         std::int64_t const idx[tensor_shape<Rank>::stored] = {static_cast<std::int64_t>(index)...};
         std::int64_t offset = 0;
         if constexpr (C == contiguity::contiguous) {

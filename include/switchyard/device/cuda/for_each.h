@@ -24,17 +24,10 @@
 // with mode 2; with softplus_to at the default per-thread counts f32, bf16
 // and f16 gained 1-2 points and f64 lost 3), so it is off by default.
 //
-// A functor that takes a flat_index (view/flat_index.h) instead of an
-// integer gets 16-byte loads and stores: in full tiles thread t runs chunks
-// of consecutive indices (16 bytes of the tag's smallest dtype), and each
-// contiguous flat view indexed by that flat_index moves its chunk 16 bytes at
-// a time through a lane context the kernel owns and flushes. The host picks
-// the interleaved order instead when a view it finds in the closure
-// (stream_mark.h) would start its chunks unaligned. On an H100 at 2^28
-// (bench/cuda_report.py's "by index type" lines, one run) softplus went from
-// 95.4 to 100.2% of copy bandwidth (bf16), 96.8 to 101.3% (f16) and 95.1 to
-// 96.9% (f64), relu bf16 from 98.4 to 99.9%; f32 gained a point. Tails,
-// strided views and arithmetic on the index take the element path unchanged.
+// The index is a std::int64_t. A kernel that moves 16 bytes per load and
+// store is transform's (device/cuda/transform.h), which sees its operands;
+// for_each's functor is opaque, so its views access memory element by
+// element, coalesced across a warp.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,7 +41,6 @@
 #include "switchyard/core/tag.h"
 #include "switchyard/device/cuda/current_stream.h"
 #include "switchyard/device/cuda/error.h"
-#include "switchyard/view/flat_index.h"
 #include "switchyard/view/stream_mark.h"
 
 #define SWITCHYARD_HAS_CUDA_FOR_EACH 1
@@ -99,18 +91,13 @@ constexpr std::size_t smallest_dtype_bytes() {
     (Tag{});
 }
 
-// Elements per thread per tile: 16 for 1- and 2-byte dtypes, else 8 (the
-// smallest dtype in the tag decides; a tag without one gets 8). Measured on
-// an H100 at 2^28 with bench/cuda_report.py's "by elements per thread" lines
-// (a softplus without beta): bf16/f16 at 78-80% of copy bandwidth with 8 per
-// thread and 86-87% with 16, and the example op 78 -> 84% in the next run;
-// f32 is 99-101% at 4 or 8 and falls from 16 on; the f64 op ran at 77.6% with
-// 8 and 74.8% with 4. 1-byte dtypes follow 2-byte ones untested. 8-byte
-// dtypes take 4 since the 16-byte path (two chunks of 2 per thread): f64
-// softplus over 2^28 with a flat_index ran at 96.5-96.7% of cudaMemcpy with
-// 4 and 88.7-89.0% with 8, with an integer index 94.8-95.1% with 4 and
-// 95.3-95.4% with 8 (bench/cuda/experiments/vector_path.cu, two runs). The
-// count depends on the tag only: host and device must agree on the kernel.
+// Elements per thread per tile: 16 for 1- and 2-byte dtypes, 4 for 8-byte
+// ones, else 8 (the smallest dtype in the tag decides; a tag without one
+// gets 8). transform's vector kernel (device/cuda/transform.h) takes the same
+// count in 16-byte chunks. The count depends on the tag only: host and device
+// must agree on the kernel. The measurements behind it are in
+// docs/benchmarks.md ("elements per thread"; f64: transform's softplus over
+// 2^28 at 96.8% of copy bandwidth with 4, 87.9% with 8).
 template <typename Tag>
 constexpr int cuda_per_thread() {
     constexpr std::size_t bytes = smallest_dtype_bytes<Tag>();
@@ -118,55 +105,6 @@ constexpr int cuda_per_thread() {
         return cuda_tile_per_thread;
     else
         return bytes <= 2 ? 16 : bytes == 8 ? 4 : 8;
-}
-
-// Indices per chunk in the flat_index chunk loop: 16 bytes of the tag's
-// smallest dtype (4 without one), at most the elements per thread.
-template <typename Tag, int PerThread = cuda_per_thread<Tag>()>
-constexpr int cuda_chunk_lanes() {
-    constexpr std::size_t bytes = smallest_dtype_bytes<Tag>();
-    constexpr int lanes = bytes == 0 ? 4 : static_cast<int>(16 / bytes);
-    return lanes < PerThread ? lanes : PerThread;
-}
-
-// A call operator that is not a template (lambdas with typed parameters,
-// nvcc's wrappers of __host__ __device__ lambdas): asking whether it takes a
-// flat_index instantiates no body. nvcc's host-side stand-in for a
-// __device__ lambda has a template one, so only device code knows there.
-template <typename F>
-concept plain_call_operator = requires {
-    &F::operator();
-};
-
-// Whether f takes a flat_index (not just an integer) as its index.
-template <typename F, typename Tag>
-concept takes_flat_index = plain_call_operator<F> && std::is_invocable_v<F const&, Tag, flat_index_probe>;
-
-// Whether every contiguous view found in f's closure starts its chunks on
-// a multiple of their size (or 16 bytes): the chunk loop's condition for
-// loading and storing 16 bytes at a time. With a misaligned view the kernel
-// keeps the interleaved order, in which a thread's element accesses are
-// coalesced; the chunk loop would take them element by element. The
-// kernel's template arguments never depend on this: on the host, nvcc's
-// stand-in for a __device__ lambda cannot say whether it takes a flat_index
-// (the kernel ignores the answer for a functor that takes an integer).
-template <typename Tag, int PerThread = cuda_per_thread<Tag>(), typename F>
-bool cuda_chunks_aligned(F const& f, std::int64_t first) noexcept {
-    if constexpr (plain_call_operator<F> && !takes_flat_index<F, Tag>) {
-        return false;  // known to take an integer: no need to look
-    } else {
-        constexpr std::uint64_t lanes = cuda_chunk_lanes<Tag, PerThread>();
-        stream_set const streams = find_streams(f);
-        for (int s = 0; s < streams.count; ++s) {
-            if (!streams.info[s].contiguous) continue;
-            std::uint64_t const bytes = lanes * streams.info[s].element_bytes;
-            std::uint64_t const piece = bytes < 16 ? bytes : 16;
-            std::uint64_t const start =
-                streams.address[s] + static_cast<std::uint64_t>(first) * streams.info[s].element_bytes;
-            if (start % piece != 0) return false;
-        }
-        return true;
-    }
 }
 
 template <typename Tag>
@@ -199,10 +137,9 @@ __device__ __forceinline__ unsigned cuda_warm(std::uint64_t address) {
     }
 }
 
-template <int Block, int Warm, int PerThread, int Lanes, typename Tag, typename F>
-__global__ void __launch_bounds__(Block)
-    cuda_for_each_kernel(F const f, Tag const tag, std::int64_t const first, std::int64_t const count,
-                         stream_set const streams, bool const chunked) {
+template <int Block, int Warm, int PerThread, typename Tag, typename F>
+__global__ void __launch_bounds__(Block) cuda_for_each_kernel(F const f, Tag const tag, std::int64_t const first,
+                                                              std::int64_t const count, stream_set const streams) {
     constexpr std::int64_t tile = std::int64_t{Block} * PerThread;
     unsigned sink = 0;
     for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * tile; base < count;
@@ -216,26 +153,6 @@ __global__ void __launch_bounds__(Block)
                     ~std::uint64_t{15};
                 std::uint32_t const chunks = static_cast<std::uint32_t>(tile) * streams.info[s].element_bytes / 16;
                 for (std::uint32_t c = threadIdx.x; c < chunks; c += Block) sink ^= cuda_warm<Warm>(start + c * 16ull);
-            }
-            if constexpr (takes_flat_index<F, Tag>) {
-                if (chunked) {
-                    // Thread t runs chunks t, t + Block, ... of Lanes
-                    // consecutive indices; each chunk's views load and store
-                    // 16 bytes at a time through its lane context
-                    // (view/flat_index.h). The chunks advance lane by lane
-                    // together, so every chunk's loads issue before any store.
-                    constexpr int Chunks = PerThread / Lanes;
-                    static_assert(PerThread % Lanes == 0, "for_each: elements per thread must fill whole chunks");
-                    std::int64_t const start = first + base + static_cast<std::int64_t>(threadIdx.x) * Lanes;
-                    lane_context<Lanes> lanes[Chunks] = {};
-                    unrolled<Chunks>([&](auto c) { lanes[c].first = start + c * (std::int64_t{Block} * Lanes); });
-                    unrolled<Lanes>([&](auto k) {
-                        unrolled<Chunks>(
-                            [&](auto c) { f(tag, flat_index::in_chunk(lanes[c].first + k, &lanes[c], k)); });
-                    });
-                    unrolled<Chunks>([&](auto c) { lanes[c].flush(); });
-                    continue;
-                }
             }
 #pragma unroll
             for (int j = 0; j < PerThread; ++j) f(tag, first + base + j * Block + threadIdx.x);
@@ -260,12 +177,8 @@ void cuda_for_each_launch(Tag tag, std::int64_t first, std::int64_t count, F con
     constexpr std::int64_t tile = std::int64_t{block} * PerThread;
     std::int64_t const tiles = (count + tile - 1) / tile;
     unsigned const grid = static_cast<unsigned>(tiles < cuda_max_grid ? tiles : cuda_max_grid);
-    // Lanes per chunk come from the host: cuda_chunk_lanes is a host function
-    // (nvcc without --expt-relaxed-constexpr calls none from device code).
-    constexpr int lanes = cuda_chunk_lanes<Tag, PerThread>();
-    cuda_for_each_kernel<block, Warm, PerThread, lanes>
-        <<<grid, block, 0, stream>>>(f, tag, first, count, Warm != 0 ? cuda_streams_to_warm(f) : stream_set{},
-                                     cuda_chunks_aligned<Tag, PerThread>(f, first));
+    cuda_for_each_kernel<block, Warm, PerThread>
+        <<<grid, block, 0, stream>>>(f, tag, first, count, Warm != 0 ? cuda_streams_to_warm(f) : stream_set{});
     cuda_check(cudaGetLastError(), "for_each kernel launch", "cuda:" + std::to_string(device));
 }
 

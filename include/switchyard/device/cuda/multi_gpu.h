@@ -48,8 +48,8 @@ void for_each_on_cuda_devices(std::span<int const> devices, Tag tag, std::int64_
     auto const caller_stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
     cuda_device_guard const restore(caller);
     auto const parts = static_cast<std::int64_t>(devices.size());
-    // Parts start on multiples of 16 indices, so that a flat_index functor's
-    // chunks stay aligned on every device (for_each.h).
+    // Parts start on multiples of 16 indices, so each device's part starts
+    // on the same alignment as the whole.
     auto const split = [&](std::int64_t q) { return q == parts ? count : count * q / parts / 16 * 16; };
     for (std::int64_t p = 0; p < parts; ++p) {
         std::int64_t const begin = split(p), end = split(p + 1);
