@@ -28,7 +28,7 @@ struct relu_op {
         auto const order = args.order();
         sy::flat_in<dev, stype, contig> const in(args.ref(0), order);
         sy::flat_out<dev, stype, contig> const out(args.ref(1), order);
-        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, sy::flat_index i) {
+        sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
             out[i] = static_cast<scalar_t>(sy::max(static_cast<compute_t>(in[i]), compute_t(0)));
         });
     }
@@ -44,8 +44,12 @@ void relu_out(at::Tensor const& x, at::Tensor& out) {
     table.select(args.dispatch_set())(args);
 }
 
-template <int Warm, int PerThread, at::ScalarType S, typename Index>
-void launch_variant_index(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
+// relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as in the
+// op) over contiguous tensors, launched with a chosen way of warming tiles and
+// number of elements per thread per tile (device/cuda/for_each.h), to compare
+// them.
+template <int Warm, int PerThread, at::ScalarType S>
+void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
     using tag = sy::tag<at::kCUDA, S, sy::contiguity::contiguous>;
     using scalar_t = sy::dtype_storage_t<S>;
     using compute_t = sy::dtype_compute_t<S>;
@@ -58,33 +62,18 @@ void launch_variant_index(at::Tensor const& x, at::Tensor& out, std::int64_t op)
     if (op == 0)
         sy::detail::cuda_for_each_launch<Warm, PerThread>(
             tag{}, 0, o.size(),
-            [=] SWITCHYARD_HOST_DEVICE(tag, Index i) {
+            [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
                 o[i] = static_cast<scalar_t>(sy::max(static_cast<compute_t>(in[i]), compute_t(0)));
             },
             device, stream);
     else
         sy::detail::cuda_for_each_launch<Warm, PerThread>(
             tag{}, 0, o.size(),
-            [=] SWITCHYARD_HOST_DEVICE(tag, Index i) {
+            [=] SWITCHYARD_HOST_DEVICE(tag, std::int64_t i) {
                 compute_t const v = static_cast<compute_t>(in[i]);
                 o[i] = static_cast<scalar_t>(sy::select(v > compute_t(20), v, sy::softplus_to<scalar_t>(v)));
             },
             device, stream);
-}
-
-// relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as in the
-// op) over contiguous tensors, launched with a chosen way of warming tiles and
-// number of elements per thread per tile (device/cuda/for_each.h), to compare
-// them; ops 2 and 3 are the same with an integer index instead of a
-// flat_index (no 16-byte chunks).
-template <int Warm, int PerThread, at::ScalarType S>
-void launch_variant_impl(at::Tensor const& x, at::Tensor& out, std::int64_t op) {
-    if (op < 2) return launch_variant_index<Warm, PerThread, S, sy::flat_index>(x, out, op);
-    // Compiled at the default launch only: each variant is a kernel per dtype.
-    if constexpr (Warm == SWITCHYARD_CUDA_WARM && PerThread == 0)
-        launch_variant_index<Warm, PerThread, S, std::int64_t>(x, out, op - 2);
-    else
-        TORCH_CHECK(false, "launch_variant: the integer-index ops (2, 3) run at the default launch only");
 }
 
 template <int Warm, int PerThread>
@@ -129,20 +118,27 @@ __global__ void hold_gpu(long long cycles) {
     }
 }
 
-// Calls softplus.out from C++: through the dispatcher to our op, or ATen's
-// function (PyTorch).
-void call_softplus_out(at::Tensor const& x, at::Tensor& out, bool ours) {
+// Which op the host-cost benchmarks call from C++: PyTorch's softplus_out
+// (ATen's function), our softplus.out through the dispatcher (transform), or
+// this file's relu_out called directly (op_args and for_each, no dispatcher),
+// which tells the adapter's cost from transform's.
+enum caller : std::int64_t { torch_softplus = 0, our_softplus = 1, our_relu = 2 };
+
+void call_softplus_out(at::Tensor const& x, at::Tensor& out, std::int64_t which) {
     static auto const op = c10::Dispatcher::singleton()
                                .findSchemaOrThrow("switchyard_examples::softplus", "out")
                                .typed<void(at::Tensor const&, double, double, at::Tensor&)>();
-    if (ours)
+    TORCH_CHECK(which >= torch_softplus && which <= our_relu, "host cost: caller 0 (torch), 1 (ours) or 2 (relu)");
+    if (which == our_softplus)
         op.call(x, 1.0, 20.0, out);
+    else if (which == our_relu)
+        relu_out(x, out);
     else
         at::softplus_out(out, x, 1.0, 20.0);
 }
 
 // 100 calls, then waits for them: caches, the dispatcher and the kernels warm.
-void warm_up_softplus_out(at::Tensor const& x, at::Tensor& out, bool ours) {
+void warm_up_softplus_out(at::Tensor const& x, at::Tensor& out, std::int64_t ours) {
     for (int i = 0; i < 100; ++i) call_softplus_out(x, out, ours);
     at::cuda::getCurrentCUDAStream().synchronize();
 }
@@ -151,7 +147,7 @@ void warm_up_softplus_out(at::Tensor const& x, at::Tensor& out, bool ours) {
 // the GPU for longer than they take, so nothing waits for the GPU and the
 // time is the op's own host cost (argument checks, dispatch, launch). iters
 // stays far below the launch queue's depth (about a thousand).
-double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, bool ours) {
+double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, std::int64_t ours) {
     TORCH_CHECK(iters > 0 && iters <= 512, "host_overhead: 1 to 512 calls (the launch queue must not fill)");
     warm_up_softplus_out(x, out, ours);
     auto const stream = at::cuda::getCurrentCUDAStream();
@@ -165,7 +161,7 @@ double host_overhead(at::Tensor const& x, at::Tensor& out, std::int64_t iters, b
 
 // Seconds per call of `iters` calls including the final synchronize: with a
 // 1024-element tensor this is mostly the GPU's launch-to-launch time.
-double end_to_end_time(at::Tensor const& x, at::Tensor& out, std::int64_t iters, bool ours) {
+double end_to_end_time(at::Tensor const& x, at::Tensor& out, std::int64_t iters, std::int64_t ours) {
     warm_up_softplus_out(x, out, ours);
     auto const start = std::chrono::steady_clock::now();
     for (std::int64_t i = 0; i < iters; ++i) call_softplus_out(x, out, ours);
