@@ -2,7 +2,8 @@
 // functions. Overloads are plain function templates constrained by
 // requires-clauses; the table is built from a capture-less lambda that calls
 // them, so overload resolution picks the most specific one per point.
-//   out = a + weight * (b - a), computed in a's compute type.
+//   out = a + weight * (b - a), computed in a's compute type (from b's end for
+//   weight >= 0.5, as torch.lerp does, so weight 0 gives a and 1 gives b exactly).
 #include <switchyard/switchyard.h>
 #include <switchyard/torch.h>
 
@@ -17,6 +18,13 @@
 namespace sy = switchyard;
 
 namespace switchyard_examples {
+
+// a + w (b - a), from the nearer end, so both ends are exact. `upper` is w >= 0.5,
+// decided once on the host.
+template <typename C>
+SWITCHYARD_HOST_DEVICE C lerp_value(C a, C b, C w, bool upper) {
+    return upper ? b - (b - a) * (C(1) - w) : a + w * (b - a);
+}
 
 // Out of place, any covered dtype pair.
 template <typename Tag>
@@ -33,9 +41,10 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     sy::flat_in<dev, in_t, contig> const a(args.ref(0), order), b(args.ref(1), order);
     sy::flat_out<dev, out_t, contig> const out(args.ref(2), order);
     auto const w = static_cast<compute_t>(weight);
+    bool const upper = weight >= 0.5;
     sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
-        compute_t const x = static_cast<compute_t>(a[i]);
-        out[i] = static_cast<out_scalar_t>(x + w * (static_cast<compute_t>(b[i]) - x));
+        out[i] =
+            static_cast<out_scalar_t>(lerp_value(static_cast<compute_t>(a[i]), static_cast<compute_t>(b[i]), w, upper));
     });
 }
 
@@ -54,9 +63,9 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     sy::flat_out<dev, stype, contig> const a(args.ref(0), order);
     sy::flat_in<dev, stype, contig> const b(args.ref(1), order);
     auto const w = static_cast<compute_t>(weight);
+    bool const upper = weight >= 0.5;
     sy::for_each(tag, a.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
-        compute_t const x = static_cast<compute_t>(a[i]);
-        a[i] = static_cast<scalar_t>(x + w * (static_cast<compute_t>(b[i]) - x));
+        a[i] = static_cast<scalar_t>(lerp_value(static_cast<compute_t>(a[i]), static_cast<compute_t>(b[i]), w, upper));
     });
 }
 

@@ -21,7 +21,7 @@ struct softplus_op {
 void softplus_out(at::Tensor const& x, double beta, double threshold, at::Tensor& out) {
     static auto const table = sy::dispatch_table_from_op<softplus_op>("softplus");
     sy::op_args args("softplus", {{"x", x}});
-    args.output("out", out).select(table)(args, beta, threshold);
+    args.output("out", out).select(table)(args, args.scalar("beta", beta), args.scalar("threshold", threshold));
 }
 
 at::Tensor softplus(at::Tensor const& x, double beta, double threshold) {

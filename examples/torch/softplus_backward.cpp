@@ -24,7 +24,7 @@ at::Tensor softplus_backward(at::Tensor const& grad, at::Tensor const& x, double
     sy::op_args args("softplus_backward", {{"grad", grad}, {"x", x}});
     args.same_dtype().same_shape();
     at::Tensor grad_x = args.new_output("grad_x");
-    args.select(table)(args, beta, threshold);
+    args.select(table)(args, args.scalar("beta", beta), args.scalar("threshold", threshold));
     return grad_x;
 }
 

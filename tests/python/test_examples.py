@@ -297,3 +297,53 @@ def test_mul_sigmoid_errors_gradients_and_compile(device):
     torch.testing.assert_close(out, (a * 2) * torch.sigmoid(b) + 1)
     out.sum().backward()
     assert a.grad is not None and b.grad is not None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lerp_is_exact_at_both_ends(device):
+    """torch.lerp returns `end` exactly at weight 1 and `start` at 0 (issue 18)."""
+    g = torch.Generator().manual_seed(3)
+    for dtype in FLOAT_DTYPES:
+        a = (torch.randn(1000, generator=g, dtype=torch.float64) * 1e3).to(dtype=dtype, device=device)
+        b = (torch.randn(1000, generator=g, dtype=torch.float64) * 1e-3).to(dtype=dtype, device=device)
+        assert torch.equal(ops.lerp_cast(a, b, 1.0, None), b)
+        assert torch.equal(ops.lerp_cast(a, b, 0.0, None), a)
+        for weight in (0.25, 0.5, 0.75):
+            torch.testing.assert_close(ops.lerp_cast(a, b, weight, None), torch.lerp(a, b, weight))
+        c = a.clone()
+        ops.lerp_(c, b, 1.0)
+        assert torch.equal(c, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scalars_that_float_cannot_hold_are_refused(device):
+    """PyTorch refuses a beta or threshold that overflows float rather than
+    computing with infinity; double tensors take it (issue 18)."""
+    x = torch.randn(8, device=device)
+    for kwargs, name in (({"beta": 1e300}, "beta"), ({"threshold": -1e300}, "threshold")):
+        with pytest.raises(RuntimeError, match=rf"softplus: argument '{name}' is .*without overflow"):
+            sx.softplus(x, **kwargs)
+        with pytest.raises(RuntimeError, match=rf"softplus_backward: argument '{name}' is .*without overflow"):
+            ops.softplus_backward(x, x, kwargs.get("beta", 1.0), kwargs.get("threshold", 20.0))
+    with pytest.raises(RuntimeError, match=r"without overflow"):
+        sx.softplus(x.half(), beta=1e39)
+    torch.testing.assert_close(sx.softplus(x.double(), beta=1e300), F.softplus(x.double(), beta=1e300))
+
+
+def test_meta_arguments_beside_real_tensors_are_refused():
+    """With one meta argument the fake kernels run; they check devices as the
+    C++ ops do, instead of returning uninitialized memory or leaving out=
+    unwritten (issue 18)."""
+    cpu, meta = torch.ones(4), torch.ones(4, device="meta")
+    with pytest.raises(RuntimeError, match=r"lerp_cast: argument 'b' is on meta but 'a' is on cpu"):
+        ops.lerp_cast(cpu, meta, 0.5, None)
+    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' is on cpu but 'x' is on meta"):
+        ops.softplus.out(meta, 1.0, 20.0, out=torch.empty(4))
+    with pytest.raises(RuntimeError, match=r"lerp_: argument 'b' is on meta but 'a' is on cpu"):
+        ops.lerp_(cpu.clone(), meta, 0.5)
+    with pytest.raises(RuntimeError, match=r"mul_sigmoid: argument 'gate' is on meta but 'x' is on cpu"):
+        ops.mul_sigmoid(cpu, meta)
+    with pytest.raises(RuntimeError, match=r"softplus_backward: argument 'x' is on meta but 'grad' is on cpu"):
+        ops.softplus_backward(cpu, meta, 1.0, 20.0)
+    # All-meta calls still work (torch.compile's fake tensors).
+    assert ops.lerp_cast(meta, meta, 0.5, None).device.type == "meta"

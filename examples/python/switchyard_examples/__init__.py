@@ -41,6 +41,19 @@ def scale_(x, alpha):
 
 
 # Fake (meta) implementations: shapes and dtypes only, for torch.compile.
+# They also run when one argument is a meta tensor and another is not (the
+# Meta key wins the dispatch), so they check devices as the C++ ops do:
+# otherwise a cpu out= would be left unwritten, or a cpu result returned
+# uninitialized.
+def _same_device(op, **tensors):
+    (first, first_tensor), *rest = tensors.items()
+    for name, t in rest:
+        torch._check(
+            t.device == first_tensor.device,
+            lambda: f"{op}: argument '{name}' is on {t.device} but '{first}' is on {first_tensor.device}",
+        )
+
+
 @torch.library.register_fake("switchyard_examples::softplus")
 def _softplus_fake(x, beta=1.0, threshold=20.0):
     return torch.empty_like(x)
@@ -48,11 +61,13 @@ def _softplus_fake(x, beta=1.0, threshold=20.0):
 
 @torch.library.register_fake("switchyard_examples::softplus.out")
 def _softplus_out_fake(x, beta=1.0, threshold=20.0, *, out):
+    _same_device("softplus", x=x, out=out)
     return None
 
 
 @torch.library.register_fake("switchyard_examples::softplus_backward")
 def _softplus_backward_fake(grad, x, beta, threshold):
+    _same_device("softplus_backward", grad=grad, x=x)
     return torch.empty_like(x)
 
 
@@ -68,6 +83,7 @@ def _scale_cast_fake(x, alpha, dtype=None):
 
 @torch.library.register_fake("switchyard_examples::lerp_cast")
 def _lerp_cast_fake(a, b, weight, dtype=None):
+    _same_device("lerp_cast", a=a, b=b)
     return torch.empty(a.shape, dtype=dtype or a.dtype, device=a.device)
 
 
@@ -78,11 +94,13 @@ def _scale_fake(x, alpha):
 
 @torch.library.register_fake("switchyard_examples::lerp_")
 def _lerp_fake(a, b, weight):
+    _same_device("lerp_", a=a, b=b)
     return None
 
 
 @torch.library.register_fake("switchyard_examples::mul_sigmoid")
 def _mul_sigmoid_fake(x, gate):
+    _same_device("mul_sigmoid", x=x, gate=gate)
     torch._check(x.dtype == gate.dtype, lambda: f"mul_sigmoid: argument 'gate' has dtype {gate.dtype} but 'x' has {x.dtype}")
     shape = torch.broadcast_shapes(x.shape, gate.shape)
     if x.shape == shape:

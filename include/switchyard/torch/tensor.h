@@ -25,8 +25,10 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -187,6 +189,17 @@ public:
         add(name, out, refs_[0].name, tensors_[0].device());
         check_writable(count_ - 1, true);
         return *this;
+    }
+
+    // `value`, the op's host scalar argument `name`, once it is known to fit
+    // the call's compute type (float for f16, bf16 and f32): PyTorch refuses
+    // a Scalar that float cannot hold instead of computing with infinity.
+    double scalar(char const* name, double value) const {
+        if (dtype_ != c10::ScalarType::Double && std::isfinite(value) &&
+            std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
+            fail(std::string("argument '") + name + "' is " + std::to_string(value) +
+                 ": value cannot be converted to type float without overflow");
+        return value;
     }
 
     // The tensor named `name`.
