@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sy = switchyard;
@@ -117,6 +118,28 @@ TEST_CASE("webgpu: errors name what was wrong", "[webgpu]") {
     dev.copy_to_host(w, b, 16);
     CHECK(w[3] == 4.0f);
     dev.free(b);
+}
+
+TEST_CASE("webgpu: a moved-from device refuses every call instead of crashing", "[webgpu]") {
+    sy::webgpu_device from;
+    void* b = from.alloc(16);
+    sy::webgpu_device to(std::move(from));
+    CHECK(to.owns(b));
+    CHECK_FALSE(from.owns(b));  // NOLINT(bugprone-use-after-move): the point of the test
+    CHECK_THROWS_WITH(from.alloc(16), Catch::Contains("moved from"));
+    CHECK_THROWS_WITH(from.free(b), Catch::Contains("moved from"));
+    CHECK_THROWS_WITH(from.sync(), Catch::Contains("moved from"));
+    CHECK_THROWS_WITH(from.limits(), Catch::Contains("moved from"));
+    CHECK_THROWS_WITH(from.counters(), Catch::Contains("moved from"));
+    CHECK_THROWS_WITH(from.release_cached_buffers(), Catch::Contains("moved from"));
+    float const v[4] = {1, 2, 3, 4};
+    float w[4] = {};
+    to.copy_from_host(b, v, 16);
+    to.copy_to_host(w, b, 16);
+    CHECK(w[2] == 3.0f);
+    to.free(b);
+    from = std::move(to);  // and back: the moved-to object works again
+    CHECK(from.live_buffers() == 0);
 }
 
 TEST_CASE("webgpu: size-class pool", "[webgpu]") {

@@ -51,8 +51,8 @@ struct webgpu_binding {
 class webgpu_device {
 public:
     webgpu_device() : s_(std::make_unique<state>()) {
-        s_->instance = wgpuCreateInstance(nullptr);
-        if (!s_->instance) throw device_error("webgpu: wgpuCreateInstance failed (no WebGPU implementation?)");
+        live()->instance = wgpuCreateInstance(nullptr);
+        if (!live()->instance) throw device_error("webgpu: wgpuCreateInstance failed (no WebGPU implementation?)");
         request_adapter();
         request_device();
     }
@@ -65,36 +65,37 @@ public:
     void* alloc(std::size_t bytes) {
         check("alloc");
         if (bytes == 0) return nullptr;
-        if (bytes > s_->limits.maxBufferSize)
+        if (bytes > live()->limits.maxBufferSize)
             throw device_error("webgpu: cannot allocate " + std::to_string(bytes) +
-                               " bytes: the adapter's maxBufferSize is " + std::to_string(s_->limits.maxBufferSize) +
-                               " bytes");
-        std::uint64_t const capacity = pool_type::capacity_for(bytes, s_->limits.maxBufferSize);
-        WGPUBuffer buffer = s_->storage_pool.take(capacity);
+                               " bytes: the adapter's maxBufferSize is " +
+                               std::to_string(live()->limits.maxBufferSize) + " bytes");
+        std::uint64_t const capacity = pool_type::capacity_for(bytes, live()->limits.maxBufferSize);
+        WGPUBuffer buffer = live()->storage_pool.take(capacity);
         if (!buffer) {
             buffer = create_buffer(
                 capacity, WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst, "alloc");
         }
-        s_->buffers[buffer] = capacity;
-        auto& c = s_->counters;
+        live()->buffers[buffer] = capacity;
+        auto& c = live()->counters;
         c.live_bytes += capacity;
         if (c.live_bytes > c.peak_live_bytes) c.peak_live_bytes = c.live_bytes;
-        ++s_->live_buffers;
-        if (s_->live_buffers > s_->peak_live_buffers) s_->peak_live_buffers = s_->live_buffers;
+        ++live()->live_buffers;
+        if (live()->live_buffers > live()->peak_live_buffers) live()->peak_live_buffers = live()->live_buffers;
         return buffer;
     }
 
     void free(void* p) {
         if (!p) return;
-        auto const it = s_->buffers.find(static_cast<WGPUBuffer>(p));
-        if (it == s_->buffers.end()) throw device_error("webgpu: free of a pointer this device did not allocate");
+        auto const it = live()->buffers.find(static_cast<WGPUBuffer>(p));
+        if (it == live()->buffers.end()) throw device_error("webgpu: free of a pointer this device did not allocate");
         std::uint64_t const capacity = it->second;
-        s_->buffers.erase(it);
-        s_->counters.live_bytes -= capacity;
-        --s_->live_buffers;
+        live()->buffers.erase(it);
+        live()->counters.live_bytes -= capacity;
+        --live()->live_buffers;
         // Recorded work may still use the buffer: the pool hands it out again
         // only to later recordings, which the queue orders after this one.
-        if (!s_->storage_pool.give(static_cast<WGPUBuffer>(p), capacity)) wgpuBufferRelease(static_cast<WGPUBuffer>(p));
+        if (!live()->storage_pool.give(static_cast<WGPUBuffer>(p), capacity))
+            wgpuBufferRelease(static_cast<WGPUBuffer>(p));
     }
 
     void copy_from_host(void* device_dst, void const* host_src, std::size_t bytes) {
@@ -104,15 +105,15 @@ public:
         if (bytes > capacity)
             throw device_error("webgpu: copy_from_host of " + std::to_string(bytes) + " bytes into a buffer of " +
                                std::to_string(capacity));
-        if (s_->encoder) submit();  // recorded work reads what was there before
+        if (live()->encoder) submit();  // recorded work reads what was there before
         std::size_t const whole = bytes & ~std::size_t{3};
-        if (whole) wgpuQueueWriteBuffer(s_->queue, static_cast<WGPUBuffer>(device_dst), 0, host_src, whole);
+        if (whole) wgpuQueueWriteBuffer(live()->queue, static_cast<WGPUBuffer>(device_dst), 0, host_src, whole);
         if (whole != bytes) {  // writes are multiples of 4 bytes: pad the last word
             unsigned char last[4] = {};
             std::memcpy(last, static_cast<unsigned char const*>(host_src) + whole, bytes - whole);
-            wgpuQueueWriteBuffer(s_->queue, static_cast<WGPUBuffer>(device_dst), whole, last, 4);
+            wgpuQueueWriteBuffer(live()->queue, static_cast<WGPUBuffer>(device_dst), whole, last, 4);
         }
-        ++s_->counters.uploads;
+        ++live()->counters.uploads;
         check("copy_from_host");
     }
 
@@ -125,8 +126,8 @@ public:
             throw device_error("webgpu: copy_to_host of " + std::to_string(bytes) + " bytes from a buffer of " +
                                std::to_string(capacity));
         std::uint64_t const padded = (bytes + 3) & ~std::uint64_t{3};
-        std::uint64_t const staging_capacity = pool_type::capacity_for(padded, s_->limits.maxBufferSize);
-        WGPUBuffer staging = s_->staging_pool.take(staging_capacity);
+        std::uint64_t const staging_capacity = pool_type::capacity_for(padded, live()->limits.maxBufferSize);
+        WGPUBuffer staging = live()->staging_pool.take(staging_capacity);
         if (!staging)
             staging =
                 create_buffer(staging_capacity, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "copy_to_host");
@@ -147,7 +148,7 @@ public:
         };
         info.userdata1 = &m;
         wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, padded, info);
-        detail::webgpu_wait(s_->instance, s_->device, [&] { return m.done || s_->lost; });
+        detail::webgpu_wait(live()->instance, live()->device, [&] { return m.done || live()->lost; });
         check("copy_to_host");
         if (m.status != WGPUMapAsyncStatus_Success) {
             wgpuBufferRelease(staging);
@@ -156,8 +157,8 @@ public:
         void const* mapped = wgpuBufferGetConstMappedRange(staging, 0, padded);
         std::memcpy(host_dst, mapped, bytes);
         wgpuBufferUnmap(staging);
-        if (!s_->staging_pool.give(staging, staging_capacity)) wgpuBufferRelease(staging);
-        ++s_->counters.readbacks;
+        if (!live()->staging_pool.give(staging, staging_capacity)) wgpuBufferRelease(staging);
+        ++live()->counters.readbacks;
     }
 
     // Copies `bytes` (a multiple of 4) from the start of one buffer to the
@@ -180,7 +181,7 @@ public:
     // Submits recorded work, if any, and waits until the queue is idle.
     void sync() {
         check("sync");
-        if (s_->encoder) submit();
+        if (live()->encoder) submit();
         bool done = false;
         WGPUQueueWorkDoneCallbackInfo info{};
         info.mode = WGPUCallbackMode_AllowProcessEvents;
@@ -188,8 +189,8 @@ public:
             *static_cast<bool*>(ud) = true;
         };
         info.userdata1 = &done;
-        wgpuQueueOnSubmittedWorkDone(s_->queue, info);
-        detail::webgpu_wait(s_->instance, s_->device, [&] { return done || s_->lost; });
+        wgpuQueueOnSubmittedWorkDone(live()->queue, info);
+        detail::webgpu_wait(live()->instance, live()->device, [&] { return done || live()->lost; });
         check("sync");
     }
 
@@ -199,34 +200,36 @@ public:
     // staging and uniform buffers), as torch.cuda.empty_cache() does: later
     // allocations create new buffers. Live buffers are untouched, and
     // recorded work keeps the buffers it uses alive (WebGPU counts references).
-    void release_cached_buffers() noexcept {
+    void release_cached_buffers() {
         auto release = [](WGPUBuffer b) { wgpuBufferRelease(b); };
-        s_->storage_pool.clear(release);
-        s_->staging_pool.clear(release);
-        s_->uniform_pool.clear(release);
+        live()->storage_pool.clear(release);
+        live()->staging_pool.clear(release);
+        live()->uniform_pool.clear(release);
     }
     // Bytes held by those buffers.
-    std::uint64_t cached_buffer_bytes() const noexcept {
-        return s_->storage_pool.free_bytes() + s_->staging_pool.free_bytes() + s_->uniform_pool.free_bytes();
+    std::uint64_t cached_buffer_bytes() const {
+        return live()->storage_pool.free_bytes() + live()->staging_pool.free_bytes() +
+               live()->uniform_pool.free_bytes();
     }
 
     // ------------------------------------------------------- shader support --
 
     // The adapter's description ("llvmpipe (LLVM 15.0.6, 256 bits)", ...).
-    std::string const& adapter_name() const noexcept { return s_->adapter_name; }
-    WGPULimits const& limits() const noexcept { return s_->limits; }
-    bool has_f16() const noexcept { return s_->has_f16; }
-    WGPUDevice native_device() const noexcept { return s_->device; }
+    std::string const& adapter_name() const { return live()->adapter_name; }
+    WGPULimits const& limits() const { return live()->limits; }
+    bool has_f16() const { return live()->has_f16; }
+    WGPUDevice native_device() const { return live()->device; }
 
-    webgpu_counters counters() const noexcept { return s_->counters; }
-    std::uint64_t live_buffers() const noexcept { return s_->live_buffers; }
-    std::uint64_t peak_live_buffers() const noexcept { return s_->peak_live_buffers; }
+    webgpu_counters counters() const { return live()->counters; }
+    std::uint64_t live_buffers() const { return live()->live_buffers; }
+    std::uint64_t peak_live_buffers() const { return live()->peak_live_buffers; }
     // Starts the peak figures again from what is live now.
-    void reset_counters() noexcept {
-        std::uint64_t const live = s_->counters.live_bytes;
-        s_->counters = webgpu_counters{};
-        s_->counters.live_bytes = s_->counters.peak_live_bytes = live;
-        s_->peak_live_buffers = s_->live_buffers;
+    void reset_counters() {
+        state& s = *live();
+        std::uint64_t const bytes = s.counters.live_bytes;
+        s.counters = webgpu_counters{};
+        s.counters.live_bytes = s.counters.peak_live_bytes = bytes;
+        s.peak_live_buffers = s.live_buffers;
     }
 
     // A compute pipeline from WGSL source, with its bind group layout taken
@@ -239,14 +242,14 @@ public:
         source.code = detail::webgpu_string(wgsl);
         WGPUShaderModuleDescriptor module_desc{};
         module_desc.nextInChain = &source.chain;
-        WGPUShaderModule module = wgpuDeviceCreateShaderModule(s_->device, &module_desc);
+        WGPUShaderModule module = wgpuDeviceCreateShaderModule(live()->device, &module_desc);
         WGPUComputePipeline pipeline = nullptr;
         if (!error_pending()) {  // a module that failed to compile makes no pipeline
             WGPUComputePipelineDescriptor desc{};
             desc.compute.module = module;
             desc.compute.entryPoint = detail::webgpu_string(entry);
-            pipeline = wgpuDeviceCreateComputePipeline(s_->device, &desc);
-            if (pipeline) s_->pipelines.push_back(pipeline);  // released with the device, even if invalid
+            pipeline = wgpuDeviceCreateComputePipeline(live()->device, &desc);
+            if (pipeline) live()->pipelines.push_back(pipeline);  // released with the device, even if invalid
         }
         if (module) wgpuShaderModuleRelease(module);
         check("create_compute_pipeline");
@@ -259,30 +262,30 @@ public:
         std::string key(entry);
         key += '\n';
         key += wgsl;
-        auto const it = s_->pipeline_cache.find(key);
-        if (it != s_->pipeline_cache.end()) return it->second;
+        auto const it = live()->pipeline_cache.find(key);
+        if (it != live()->pipeline_cache.end()) return it->second;
         WGPUComputePipeline const pipeline = create_compute_pipeline(wgsl, entry);
-        s_->pipeline_cache.emplace(std::move(key), pipeline);
+        live()->pipeline_cache.emplace(std::move(key), pipeline);
         return pipeline;
     }
-    std::size_t cached_pipelines() const noexcept { return s_->pipeline_cache.size(); }
+    std::size_t cached_pipelines() const { return live()->pipeline_cache.size(); }
 
     // Whether p is a live buffer from this device's alloc.
     bool owns(void const* p) const noexcept {
-        return s_->buffers.count(static_cast<WGPUBuffer>(const_cast<void*>(p))) != 0;
+        return s_ && s_->buffers.count(static_cast<WGPUBuffer>(const_cast<void*>(p))) != 0;
     }
 
     // Refuses a binding above the adapter's limits, naming what was asked.
     void bind_check(std::span<webgpu_binding const> storage) const {
-        if (storage.size() > s_->limits.maxStorageBuffersPerShaderStage)
+        if (storage.size() > live()->limits.maxStorageBuffersPerShaderStage)
             throw device_error("webgpu: a dispatch binds " + std::to_string(storage.size()) +
                                " storage buffers; the adapter allows " +
-                               std::to_string(s_->limits.maxStorageBuffersPerShaderStage) + " per shader stage");
+                               std::to_string(live()->limits.maxStorageBuffersPerShaderStage) + " per shader stage");
         for (auto const& b : storage) {
-            if (b.bytes > s_->limits.maxStorageBufferBindingSize)
+            if (b.bytes > live()->limits.maxStorageBufferBindingSize)
                 throw device_error("webgpu: binding " + std::to_string(b.bytes) +
                                    " bytes exceeds the adapter's maxStorageBufferBindingSize of " +
-                                   std::to_string(s_->limits.maxStorageBufferBindingSize) + " bytes");
+                                   std::to_string(live()->limits.maxStorageBufferBindingSize) + " bytes");
         }
     }
 
@@ -296,7 +299,7 @@ public:
         check("dispatch");
         bind_check(storage);
         if (groups == 0) return;
-        std::uint64_t const max_x = s_->limits.maxComputeWorkgroupsPerDimension;
+        std::uint64_t const max_x = live()->limits.maxComputeWorkgroupsPerDimension;
         std::uint64_t const x = groups < max_x ? groups : max_x;
         std::uint64_t const y = (groups + x - 1) / x;
         if (y > max_x)
@@ -314,8 +317,8 @@ public:
         std::uint64_t uniform_capacity = 0;
         if (!uniform_bytes.empty()) {
             std::uint64_t const bytes = (uniform_bytes.size() + 15) & ~std::uint64_t{15};
-            uniform_capacity = pool_type::capacity_for(bytes, s_->limits.maxBufferSize);
-            uniform = s_->uniform_pool.take(uniform_capacity);
+            uniform_capacity = pool_type::capacity_for(bytes, live()->limits.maxBufferSize);
+            uniform = live()->uniform_pool.take(uniform_capacity);
             if (!uniform)
                 uniform =
                     create_buffer(uniform_capacity, WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst, "dispatch");
@@ -324,8 +327,8 @@ public:
             // buffer, returned to the pool once the encoder is submitted.
             std::vector<std::byte> padded(bytes);
             std::memcpy(padded.data(), uniform_bytes.data(), uniform_bytes.size());
-            wgpuQueueWriteBuffer(s_->queue, uniform, 0, padded.data(), bytes);
-            s_->pending_uniforms.push_back({uniform, uniform_capacity});
+            wgpuQueueWriteBuffer(live()->queue, uniform, 0, padded.data(), bytes);
+            live()->pending_uniforms.push_back({uniform, uniform_capacity});
             WGPUBindGroupEntry e{};
             e.binding = static_cast<std::uint32_t>(storage.size());
             e.buffer = uniform;
@@ -337,7 +340,7 @@ public:
         bg_desc.layout = layout;
         bg_desc.entryCount = entries.size();
         bg_desc.entries = entries.data();
-        WGPUBindGroup group = wgpuDeviceCreateBindGroup(s_->device, &bg_desc);
+        WGPUBindGroup group = wgpuDeviceCreateBindGroup(live()->device, &bg_desc);
         wgpuBindGroupLayoutRelease(layout);
         if (error_pending()) {
             if (group) wgpuBindGroupRelease(group);
@@ -351,14 +354,14 @@ public:
         wgpuComputePassEncoderEnd(pass);
         wgpuComputePassEncoderRelease(pass);
         wgpuBindGroupRelease(group);
-        ++s_->counters.dispatches;
+        ++live()->counters.dispatches;
         check("dispatch");
     }
 
     // Submits the recorded work, if any, without waiting.
     void flush() {
         check("flush");
-        if (s_->encoder) submit();
+        if (live()->encoder) submit();
     }
 
 private:
@@ -423,17 +426,17 @@ private:
             rr->done = true;
         };
         info.userdata1 = &r;
-        wgpuInstanceRequestAdapter(s_->instance, &options, info);
-        detail::webgpu_wait(s_->instance, nullptr, [&] { return r.done; });
+        wgpuInstanceRequestAdapter(live()->instance, &options, info);
+        detail::webgpu_wait(live()->instance, nullptr, [&] { return r.done; });
         if (!r.adapter)
             throw device_error("webgpu: no adapter found" + (r.message.empty() ? std::string() : ": " + r.message) +
                                " (for a software adapter on Linux, install Mesa's lavapipe: mesa-vulkan-drivers)");
-        s_->adapter = r.adapter;
-        wgpuAdapterGetLimits(s_->adapter, &s_->limits);
-        s_->has_f16 = wgpuAdapterHasFeature(s_->adapter, WGPUFeatureName_ShaderF16);
+        live()->adapter = r.adapter;
+        wgpuAdapterGetLimits(live()->adapter, &live()->limits);
+        live()->has_f16 = wgpuAdapterHasFeature(live()->adapter, WGPUFeatureName_ShaderF16);
         WGPUAdapterInfo adapter_info{};
-        if (wgpuAdapterGetInfo(s_->adapter, &adapter_info) == WGPUStatus_Success) {
-            s_->adapter_name = detail::webgpu_string(adapter_info.device);
+        if (wgpuAdapterGetInfo(live()->adapter, &adapter_info) == WGPUStatus_Success) {
+            live()->adapter_name = detail::webgpu_string(adapter_info.device);
             wgpuAdapterInfoFreeMembers(adapter_info);
         }
     }
@@ -446,9 +449,9 @@ private:
         } r;
         WGPUFeatureName const f16 = WGPUFeatureName_ShaderF16;
         WGPUDeviceDescriptor desc{};
-        desc.requiredFeatureCount = s_->has_f16 ? 1 : 0;
+        desc.requiredFeatureCount = live()->has_f16 ? 1 : 0;
         desc.requiredFeatures = &f16;
-        desc.requiredLimits = &s_->limits;  // everything the adapter offers
+        desc.requiredLimits = &live()->limits;  // everything the adapter offers
         desc.uncapturedErrorCallbackInfo.callback = [](WGPUDevice const*, WGPUErrorType type, WGPUStringView message,
                                                        void* ud, void*) {
             auto* st = static_cast<state*>(ud);
@@ -480,33 +483,33 @@ private:
             rr->done = true;
         };
         info.userdata1 = &r;
-        wgpuAdapterRequestDevice(s_->adapter, &desc, info);
-        detail::webgpu_wait(s_->instance, nullptr, [&] { return r.done; });
+        wgpuAdapterRequestDevice(live()->adapter, &desc, info);
+        detail::webgpu_wait(live()->instance, nullptr, [&] { return r.done; });
         if (!r.device) throw device_error("webgpu: requesting a device failed: " + r.message);
-        s_->device = r.device;
-        s_->queue = wgpuDeviceGetQueue(s_->device);
+        live()->device = r.device;
+        live()->queue = wgpuDeviceGetQueue(live()->device);
     }
 
     bool error_pending() {
-        std::lock_guard lock(s_->error_mutex);
-        return !s_->error.empty();
+        std::lock_guard lock(live()->error_mutex);
+        return !live()->error.empty();
     }
 
     // Throws the first error reported since the last check.
     void check(char const* call) {
         std::string error;
         {
-            std::lock_guard lock(s_->error_mutex);
-            if (s_->error.empty()) return;
-            error.swap(s_->error);
-            if (s_->lost) s_->error = error;  // a lost device stays lost
+            std::lock_guard lock(live()->error_mutex);
+            if (live()->error.empty()) return;
+            error.swap(live()->error);
+            if (live()->lost) live()->error = error;  // a lost device stays lost
         }
         throw device_error(std::string("webgpu: ") + call + ": " + error);
     }
 
     std::uint64_t capacity_of(void* p, char const* call) const {
-        auto const it = s_->buffers.find(static_cast<WGPUBuffer>(p));
-        if (it == s_->buffers.end())
+        auto const it = live()->buffers.find(static_cast<WGPUBuffer>(p));
+        if (it == live()->buffers.end())
             throw device_error(std::string("webgpu: ") + call + ": not a live buffer of this device");
         return it->second;
     }
@@ -515,7 +518,7 @@ private:
         WGPUBufferDescriptor desc{};
         desc.usage = usage;
         desc.size = bytes;
-        WGPUBuffer buffer = wgpuDeviceCreateBuffer(s_->device, &desc);
+        WGPUBuffer buffer = wgpuDeviceCreateBuffer(live()->device, &desc);
         if (error_pending()) {
             if (buffer) wgpuBufferRelease(buffer);
             check(call);
@@ -523,27 +526,34 @@ private:
         if (!buffer)
             throw device_error(std::string("webgpu: ") + call + ": creating a buffer of " + std::to_string(bytes) +
                                " bytes failed");
-        ++s_->counters.buffers_created;
+        ++live()->counters.buffers_created;
         return buffer;
     }
 
     WGPUCommandEncoder encoder() {
-        if (!s_->encoder) s_->encoder = wgpuDeviceCreateCommandEncoder(s_->device, nullptr);
-        return s_->encoder;
+        if (!live()->encoder) live()->encoder = wgpuDeviceCreateCommandEncoder(live()->device, nullptr);
+        return live()->encoder;
     }
 
     void submit() {
         WGPUCommandBuffer commands = wgpuCommandEncoderFinish(encoder(), nullptr);
-        wgpuCommandEncoderRelease(s_->encoder);
-        s_->encoder = nullptr;
-        wgpuQueueSubmit(s_->queue, 1, &commands);
+        wgpuCommandEncoderRelease(live()->encoder);
+        live()->encoder = nullptr;
+        wgpuQueueSubmit(live()->queue, 1, &commands);
         wgpuCommandBufferRelease(commands);
-        ++s_->counters.submits;
+        ++live()->counters.submits;
         // This submit's uniform writes are ordered before any later one.
-        for (auto& u : s_->pending_uniforms)
-            if (!s_->uniform_pool.give(u.buffer, u.capacity)) wgpuBufferRelease(u.buffer);
-        s_->pending_uniforms.clear();
+        for (auto& u : live()->pending_uniforms)
+            if (!live()->uniform_pool.give(u.buffer, u.capacity)) wgpuBufferRelease(u.buffer);
+        live()->pending_uniforms.clear();
         check("submit");
+    }
+
+    // The device's state. A moved-from device has none: every call on it is
+    // this error rather than a null dereference.
+    state* live() const {
+        if (!s_) throw device_error("webgpu: this webgpu_device was moved from; use the device it was moved to");
+        return s_.get();
     }
 
     std::unique_ptr<state> s_;
