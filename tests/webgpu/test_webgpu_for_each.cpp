@@ -427,6 +427,19 @@ TEST_CASE("webgpu for_each: kernels and data a shader cannot run are refused cle
         CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, n, [=](webgpu_f32, std::int64_t i) { huge[i] = 0.0f; }),
                           Catch::Contains("maxStorageBufferBindingSize"));
     }
+    SECTION("more host scalars than a uniform binding holds") {
+        std::size_t const words = dev().limits().maxUniformBufferBindingSize / 4 + 16;
+        std::vector<float> scalars(words);
+        for (std::size_t k = 0; k < words; ++k) scalars[k] = 1.0f + static_cast<float>(k) * 1e-3f;  // distinct
+        float const* c = scalars.data();
+        CHECK_THROWS_WITH(sy::for_each(webgpu_f32{}, 64,
+                                       [=](webgpu_f32, std::int64_t i) {
+                                           auto v = in[i] * c[0];
+                                           for (std::size_t k = 1; k < words; ++k) v = v + c[k];
+                                           out[i] = v;
+                                       }),
+                          Catch::Contains("host scalars") && Catch::Contains("maxUniformBufferBindingSize"));
+    }
     // The device still works after every refusal.
     sy::for_each(webgpu_f32{}, 64, [=](webgpu_f32, std::int64_t i) { out[i] = in[i] * 3.0f; });
     CHECK(y.read<float>(64) == std::vector<float>(64, 3.0f));

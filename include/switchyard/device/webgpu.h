@@ -317,6 +317,10 @@ public:
         std::uint64_t uniform_capacity = 0;
         if (!uniform_bytes.empty()) {
             std::uint64_t const bytes = (uniform_bytes.size() + 15) & ~std::uint64_t{15};
+            if (bytes > live()->limits.maxUniformBufferBindingSize)
+                throw device_error("webgpu: a dispatch's uniform block is " + std::to_string(bytes) +
+                                   " bytes; the adapter's maxUniformBufferBindingSize is " +
+                                   std::to_string(live()->limits.maxUniformBufferBindingSize));
             uniform_capacity = pool_type::capacity_for(bytes, live()->limits.maxBufferSize);
             uniform = live()->uniform_pool.take(uniform_capacity);
             if (!uniform)

@@ -90,6 +90,14 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
         bindings.push_back({const_cast<void*>(b.buffer), b.bytes > 4 ? b.bytes : 4});
     }
     device.bind_check(bindings);
+    std::uint64_t const uniform_bytes = program.uniforms.size() * sizeof(program.uniforms[0]);
+    std::uint64_t const uniform_limit = device.limits().maxUniformBufferBindingSize;
+    if (uniform_bytes > uniform_limit)
+        throw std::invalid_argument(
+            "for_each on webgpu: the kernel's host scalars (with its views' sizes and strides) take " +
+            std::to_string(uniform_bytes) + " bytes of uniforms, but the adapter's maxUniformBufferBindingSize is " +
+            std::to_string(uniform_limit) + " bytes (about " + std::to_string(uniform_limit / 4) +
+            " scalars); pass large sets of constants in a buffer (a view) instead of capturing them");
     std::uint64_t const invocations = static_cast<std::uint64_t>(count) / lanes;
     program.uniforms[0] = static_cast<std::uint32_t>(invocations);
     WGPUComputePipeline const pipeline = device.cached_pipeline(program.text);
