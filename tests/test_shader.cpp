@@ -120,6 +120,25 @@ TEST_CASE("shader tracing: scalars become uniforms, so the text does not depend 
     CHECK(a.bindings()[0].bytes == 4000);
 }
 
+// Issue 18: the emitter walked the trace recursively and a kernel of about
+// 150,000 chained operations overflowed an 8 MiB stack.
+TEST_CASE("shader tracing: a chain of 400000 operations emits without deep recursion", "[shader]") {
+    sy::flat_in<device_kind::webgpu, dtype::f32, contiguity::contiguous> const in(
+        sy::strided_ref::contiguous(&buffer_a, dtype::f32, device_kind::webgpu, {1000}, "x"));
+    sy::flat_out<device_kind::webgpu, dtype::f32, contiguity::contiguous> const out(
+        sy::strided_ref::contiguous(&buffer_b, dtype::f32, device_kind::webgpu, {1000}, "y"));
+    constexpr int steps = 400000;
+    sy::shader::trace const traced = trace_of<webgpu_f32>([=](webgpu_f32, std::int64_t i) {
+        auto v = in[i];
+        for (int k = 0; k < steps; ++k) v = sy::sqrt(v);
+        out[i] = v;
+    });
+    std::string const wgsl = sy::shader::emit_wgsl(traced).text;
+    std::size_t roots = 0;
+    for (std::size_t at = wgsl.find("sqrt("); at != std::string::npos; at = wgsl.find("sqrt(", at + 1)) ++roots;
+    CHECK(roots == steps);
+}
+
 TEST_CASE("shader tracing: golden WGSL of the torch example's softplus", "[shader][golden]") {
     std::string const wgsl = sy::shader::emit_wgsl(softplus_trace(1.0, 20.0)).text;
     std::string const path = std::string(SWITCHYARD_TEST_DIR) + "/golden/softplus_f32.wgsl";

@@ -338,18 +338,34 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
     }
     std::vector<std::int32_t> order;
     std::vector<char> placed(n, 0);
-    auto visit = [&](auto& self, std::int32_t k) -> void {
+    // Depth first with a stack of its own, not recursion: a chain of a
+    // million operations must not overflow the thread's stack. A node's
+    // children are visited in the order `after`, a, b, c.
+    struct frame {
+        std::int32_t k;
+        int next_child;
+    };
+    std::vector<frame> pending;
+    auto place = [&](std::int32_t k) {
         if (k < 0 || placed[static_cast<std::size_t>(k)]) return;
         placed[static_cast<std::size_t>(k)] = 1;
-        node const& nd = nodes[static_cast<std::size_t>(k)];
-        self(self, after[static_cast<std::size_t>(k)]);
-        self(self, nd.a);
-        self(self, nd.b);
-        self(self, nd.c);
-        order.push_back(k);
+        pending.push_back({k, 0});
     };
-    for (std::size_t k = 0; k < n; ++k)
-        if (nodes[k].code == op::store) visit(visit, static_cast<std::int32_t>(k));
+    for (std::size_t root = 0; root < n; ++root) {
+        if (nodes[root].code != op::store) continue;
+        place(static_cast<std::int32_t>(root));
+        while (!pending.empty()) {
+            frame& f = pending.back();
+            auto const k = static_cast<std::size_t>(f.k);
+            if (f.next_child == 4) {
+                order.push_back(f.k);
+                pending.pop_back();
+                continue;
+            }
+            int const child = f.next_child++;
+            place(child == 0 ? after[k] : child == 1 ? nodes[k].a : child == 2 ? nodes[k].b : nodes[k].c);
+        }
+    }
 
     wgsl_program program;
     program.uniforms.push_back(t.uniforms()[0]);
