@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -392,6 +393,33 @@ template <>
 struct switchyard::type_label<signed_key> {
     static constexpr std::string_view value = "signed_key";
 };
+
+// Issue 18: axis lookup subtracted int64 keys (k - min_key), which overflows
+// for keys far apart.
+enum class wide_key : std::int64_t {
+    lowest = std::numeric_limits<std::int64_t>::min(),
+    minus_two = -2,
+    one = 1,
+    highest = std::numeric_limits<std::int64_t>::max()
+};
+template <>
+struct switchyard::type_label<wide_key> {
+    static constexpr std::string_view value = "wide_key";
+};
+
+TEST_CASE("axis lookup over int64 keys far apart", "[core]") {
+    using dense = switchyard::detail::axis_index<wide_key, wide_key::minus_two, wide_key::one>;
+    STATIC_REQUIRE(dense::dense);
+    STATIC_REQUIRE(dense::find(wide_key::one) == 1);
+    STATIC_REQUIRE(dense::find(wide_key::highest) == switchyard::axis_npos);
+    STATIC_REQUIRE(dense::find(wide_key::lowest) == switchyard::axis_npos);
+    using sparse = switchyard::detail::axis_index<wide_key, wide_key::lowest, wide_key::highest>;
+    STATIC_REQUIRE(!sparse::dense);
+    STATIC_REQUIRE(sparse::find(wide_key::highest) == 1);
+    wide_key const runtime = wide_key::highest;  // the same at run time (UBSan)
+    CHECK(dense::find(runtime) == switchyard::axis_npos);
+    CHECK(sparse::find(runtime) == 1);
+}
 
 TEST_CASE("value_name prints enum values as their underlying type", "[core]") {
     CHECK(switchyard::value_name(big_key::high) == "18446744073709551600");

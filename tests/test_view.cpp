@@ -189,6 +189,27 @@ TEST_CASE("flat views match a naive reference for ranks 0-6 and all layouts", "[
         }
 }
 
+// Issue 18: strides an empty tensor may have (as_strided allows any), and
+// byte spans past int64, overflowed signed arithmetic (found by UBSan; the
+// sanitizer job runs these).
+TEST_CASE("hostile strides: no signed overflow, and spans past int64 still overlap", "[view]") {
+    std::vector<float> buf(16);
+    constexpr std::int64_t huge = std::numeric_limits<std::int64_t>::max() / 2;
+    constexpr std::int64_t lowest = std::numeric_limits<std::int64_t>::min();
+    auto const empty = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {0, 3, 5}, {1, huge, huge}, "e");
+    CHECK(detail::coalesce(empty).rank == 3);  // 3 * huge does not fit: not merged
+    auto const empty_min = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {2, 0}, {lowest, lowest}, "m");
+    CHECK(iteration_order_of(empty_min, empty_min).dense);                   // nothing to walk; no |INT64_MIN| taken
+    CHECK(memory_overlap_of(empty_min, empty_min) == memory_overlap::none);  // no elements
+    CHECK_THROWS_WITH(strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {2}, {lowest}, "s"),
+                      Catch::Contains("overflow"));
+    // 2^62 elements apart: 2^64 bytes, past int64. Both arrays hold element 0.
+    auto const far = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {2}, {std::int64_t{1} << 62}, "far");
+    auto const first = strided_ref::contiguous(buf.data(), dtype::f32, device_kind::cpu, {1}, "first");
+    CHECK(memory_overlap_of(far, first) != memory_overlap::none);
+    CHECK(memory_overlap_of(first, far) != memory_overlap::none);
+}
+
 TEST_CASE("coalescing and iteration orders", "[view]") {
     std::vector<float> buf(4096);
     auto const c6 = strided_ref::contiguous(buf.data(), dtype::f32, device_kind::cpu, {2, 3, 1, 4, 2, 5}, "c6");

@@ -57,20 +57,25 @@ struct axis_index {
         for (auto k : keys) m = k > m ? k : m;
         return m;
     }();
-    static constexpr bool dense = static_cast<std::uint64_t>(max_key - min_key) < 256;
-    static constexpr std::size_t range = dense ? static_cast<std::size_t>(max_key - min_key) + 1 : 1;
+    // Distances between keys in unsigned arithmetic: int64 keys may span
+    // more than int64 holds.
+    static constexpr std::uint64_t offset_of(std::int64_t k) noexcept {
+        return static_cast<std::uint64_t>(k) - static_cast<std::uint64_t>(min_key);
+    }
+    static constexpr bool dense = offset_of(max_key) < 256;
+    static constexpr std::size_t range = dense ? static_cast<std::size_t>(offset_of(max_key)) + 1 : 1;
     static constexpr std::array<std::size_t, range> table = [] {
         std::array<std::size_t, range> t{};
         for (auto& e : t) e = axis_npos;
         if (dense)
-            for (std::size_t i = 0; i < size; ++i) t[static_cast<std::size_t>(keys[i] - min_key)] = i;
+            for (std::size_t i = 0; i < size; ++i) t[static_cast<std::size_t>(offset_of(keys[i]))] = i;
         return t;
     }();
 
     static constexpr std::size_t find(T v) noexcept {
         auto const k = value_key(v);
         if constexpr (dense) {
-            auto const offset = static_cast<std::uint64_t>(k - min_key);
+            std::uint64_t const offset = offset_of(k);
             return offset < range ? table[offset] : axis_npos;
         } else {
             for (std::size_t i = 0; i < size; ++i)

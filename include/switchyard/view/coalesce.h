@@ -23,7 +23,9 @@ inline coalesced_dims coalesce(strided_ref const& ref) noexcept {
     for (std::int32_t d = 0; d < ref.rank; ++d) {
         std::int64_t const size = ref.sizes[d], stride = ref.strides[d];
         if (size == 1) continue;
-        if (c.rank > 0 && c.strides[c.rank - 1] == size * stride) {
+        // (An empty array may have any strides: size * stride can overflow.)
+        std::int64_t span = 0;
+        if (c.rank > 0 && !__builtin_mul_overflow(size, stride, &span) && c.strides[c.rank - 1] == span) {
             c.sizes[c.rank - 1] *= size;
             c.strides[c.rank - 1] = stride;
         } else {

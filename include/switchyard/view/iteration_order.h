@@ -79,7 +79,7 @@ inline bool walks_inside(strided_ref const* const* refs, int n, std::int32_t out
         strided_ref const* r = refs[k];
         std::int64_t const a = r->strides[outer], b = r->strides[inner];
         if (r->sizes[outer] == 1 || r->sizes[inner] == 1 || a == 0 || b == 0) continue;
-        std::int64_t const ma = a < 0 ? -a : a, mb = b < 0 ? -b : b;
+        std::uint64_t const ma = stride_magnitude(a), mb = stride_magnitude(b);
         if (ma != mb) return ma < mb;
     }
     return false;

@@ -32,12 +32,12 @@ namespace detail {
 
 // Dense in some order of its dimensions: every element of [lo, hi) is used once.
 inline bool is_dense_in_memory(strided_ref const& r) {
-    std::int64_t strides[max_rank], sizes[max_rank];
+    std::uint64_t strides[max_rank], sizes[max_rank];
     std::int32_t n = 0;
     for (std::int32_t d = 0; d < r.rank; ++d) {
         if (r.sizes[d] == 1) continue;
-        sizes[n] = r.sizes[d];
-        strides[n] = r.strides[d] < 0 ? -r.strides[d] : r.strides[d];
+        sizes[n] = static_cast<std::uint64_t>(r.sizes[d]);
+        strides[n] = stride_magnitude(r.strides[d]);
         ++n;
     }
     // Insertion sort by stride: at most max_rank dimensions.
@@ -46,26 +46,30 @@ inline bool is_dense_in_memory(strided_ref const& r) {
             std::swap(strides[j], strides[j - 1]);
             std::swap(sizes[j], sizes[j - 1]);
         }
-    std::int64_t expected = 1;
+    std::uint64_t expected = 1;
     for (std::int32_t i = 0; i < n; ++i) {
-        if (strides[i] != expected) return false;
-        expected *= sizes[i];
+        if (strides[i] != expected || __builtin_mul_overflow(expected, sizes[i], &expected)) return false;
     }
     return true;
 }
 
+// Byte addresses in 128 bits: sizes and strides that a view accepts can
+// still reach past int64 in bytes, and a wrapped range would look disjoint
+// from one it overlaps.
+__extension__ using wide_int = __int128;
+
 struct byte_range {
-    std::intptr_t lo, hi;  // [lo, hi)
+    wide_int lo, hi;  // [lo, hi)
 };
 
 inline byte_range bytes_of(strided_ref const& r) {
-    std::int64_t lo = 0, hi = 0;
+    wide_int lo = 0, hi = 0;
     for (std::int32_t d = 0; d < r.rank; ++d) {
-        std::int64_t const reach = (r.sizes[d] - 1) * r.strides[d];
+        wide_int const reach = static_cast<wide_int>(r.sizes[d] - 1) * r.strides[d];
         (reach < 0 ? lo : hi) += reach;
     }
-    auto const element = static_cast<std::int64_t>(dtype_size(r.type));
-    auto const base = reinterpret_cast<std::intptr_t>(r.data);
+    auto const element = static_cast<wide_int>(dtype_size(r.type));
+    auto const base = static_cast<wide_int>(reinterpret_cast<std::intptr_t>(r.data));
     return {base + lo * element, base + (hi + 1) * element};
 }
 

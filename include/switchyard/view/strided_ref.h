@@ -106,6 +106,11 @@ concept strided_source_type = requires(T const& t) {
 
 namespace detail {
 
+// |stride| without overflow: INT64_MIN's magnitude does not fit int64.
+constexpr std::uint64_t stride_magnitude(std::int64_t stride) noexcept {
+    return stride < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(stride) : static_cast<std::uint64_t>(stride);
+}
+
 inline std::string ref_label(char const* name) { return std::string("'") + (name ? name : "tensor") + "'"; }
 
 }  // namespace detail
@@ -138,9 +143,9 @@ inline strided_ref strided_ref::make(void* data, dtype type, device_kind device,
     }
     if (numel > 0) {
         for (std::int64_t d = 0; d < rank; ++d) {
-            std::int64_t const magnitude = strides[d] < 0 ? -strides[d] : strides[d];
             std::int64_t span = 0;
-            if (strides[d] == INT64_MIN || __builtin_mul_overflow(sizes[d] - 1, magnitude, &span) ||
+            if (strides[d] == INT64_MIN ||
+                __builtin_mul_overflow(sizes[d] - 1, strides[d] < 0 ? -strides[d] : strides[d], &span) ||
                 __builtin_add_overflow(reach, span, &reach))
                 fail("sizes x strides overflow int64 (dimension " + std::to_string(d) + ")");
         }
