@@ -300,6 +300,15 @@ TEST_CASE("lazy chains take broadcast arrays and split where one kernel cannot r
     // In place: the output is the chain's input, so no ping-pong through it.
     chain.compute(xr);
     CHECK(x == fused);
+    // An output that overlaps an operand without being it is refused before
+    // any kernel runs, however the chain is split.
+    std::vector<float> shifted(13, 7.0f);
+    auto const a = sy::strided_ref::contiguous(shifted.data(), dtype::f32, device_kind::cpu, {4, 3}, "a");
+    auto const a_plus_one = sy::strided_ref::contiguous(shifted.data() + 1, dtype::f32, device_kind::cpu, {4, 3}, "b");
+    auto const split = switchyard_tests::add_each<20>(sy::lazy(a).mul(2.0), onesr);
+    for (sy::fusion mode : {sy::fusion::full, sy::fusion::per_step})
+        CHECK_THROWS_WITH(split.compute(a_plus_one, mode), Catch::Contains("output 'b' shares memory with 'a'"));
+    CHECK(shifted == std::vector<float>(13, 7.0f));
 }
 
 TEST_CASE("lazy chains refuse operands that do not match, naming them", "[lazy]") {

@@ -208,6 +208,14 @@ TEST_CASE("hostile strides: no signed overflow, and spans past int64 still overl
     auto const first = strided_ref::contiguous(buf.data(), dtype::f32, device_kind::cpu, {1}, "first");
     CHECK(memory_overlap_of(far, first) != memory_overlap::none);
     CHECK(memory_overlap_of(first, far) != memory_overlap::none);
+    // Element 1 lies inside far's span; in 64 bits the span wrapped below it.
+    auto const second = strided_ref::contiguous(buf.data() + 1, dtype::f32, device_kind::cpu, {1}, "second");
+    CHECK(memory_overlap_of(far, second) == memory_overlap::unknown);
+    std::int64_t const big = std::int64_t{1} << 40;
+    auto const huge_empty =
+        strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {0, big, big}, {0, big, 1}, "huge_empty");
+    CHECK(strided_ref::contiguous_like(buf.data(), huge_empty, "like").numel() == 0);  // no UB in its strides
+    CHECK(huge_empty.is_contiguous());                                                 // empty
 }
 
 TEST_CASE("coalescing and iteration orders", "[view]") {

@@ -10,6 +10,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -19,8 +20,8 @@ namespace sy = switchyard;
 
 namespace switchyard_examples {
 
-// a + w (b - a), from the nearer end, so both ends are exact. `upper` is w >= 0.5,
-// decided once on the host.
+// a + w (b - a), from the nearer end, so both ends are exact. `upper` is
+// |w| >= 0.5 (as torch.lerp decides it), decided once on the host.
 template <typename C>
 SWITCHYARD_HOST_DEVICE C lerp_value(C a, C b, C w, bool upper) {
     return upper ? b - (b - a) * (C(1) - w) : a + w * (b - a);
@@ -41,7 +42,7 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     sy::flat_in<dev, in_t, contig> const a(args.ref(0), order), b(args.ref(1), order);
     sy::flat_out<dev, out_t, contig> const out(args.ref(2), order);
     auto const w = static_cast<compute_t>(weight);
-    bool const upper = weight >= 0.5;
+    bool const upper = !(std::abs(w) < compute_t(0.5));  // torch.lerp's test, on w as it computes
     sy::for_each(tag, out.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
         out[i] =
             static_cast<out_scalar_t>(lerp_value(static_cast<compute_t>(a[i]), static_cast<compute_t>(b[i]), w, upper));
@@ -63,7 +64,7 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     sy::flat_out<dev, stype, contig> const a(args.ref(0), order);
     sy::flat_in<dev, stype, contig> const b(args.ref(1), order);
     auto const w = static_cast<compute_t>(weight);
-    bool const upper = weight >= 0.5;
+    bool const upper = !(std::abs(w) < compute_t(0.5));  // torch.lerp's test, on w as it computes
     sy::for_each(tag, a.size(), [=] SWITCHYARD_HOST_DEVICE(Tag, std::int64_t i) {
         a[i] = static_cast<scalar_t>(lerp_value(static_cast<compute_t>(a[i]), static_cast<compute_t>(b[i]), w, upper));
     });

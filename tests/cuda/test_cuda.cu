@@ -450,7 +450,7 @@ void test_storage_math(char const* name, int mantissa_bits, int min_exponent, in
     dev.free(out);
 }
 
-// A lazy chain on CUDA: one fused for_each, checked against the same chain
+// A lazy chain on CUDA: one fused transform, checked against the same chain
 // on the CPU; the array operand is read through a transpose.
 void test_lazy_chain() {
     std::int64_t const rows = 300, cols = 700, n = rows * cols;

@@ -1,4 +1,4 @@
-// Experiment behind docs/cuda.md's "16-byte vector path" section: softplus
+// Experiment behind docs/cuda.md's tile and grid figures: softplus
 // over 2^28 elements (f32, bf16, f16, f64) as % of same-run cudaMemcpy
 // bandwidth, for switchyard's for_each launch, for_each's kernel at other
 // block sizes and elements per thread (one tile per block, and the old

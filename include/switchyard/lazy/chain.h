@@ -20,12 +20,14 @@
 // open encoder (nothing is submitted until sync() or a readback).
 //
 // One kernel reads at most 14 arrays (transform's 16 operands, less x and
-// out), and on WebGPU at most what the device binds in one stage less two: 14
-// when it binds 16 or more, else 6 (WebGPU guarantees 8). A chain with more
-// runs as several kernels, each as many whole steps as fit, that pass the
-// intermediate values through at most two ping-pong buffers (device_array),
-// reused for any number of steps; fusion::per_step asks for one kernel per
-// step on every device (for comparisons).
+// out). A chain with more runs as several kernels, each as many whole steps
+// as fit; on WebGPU a kernel reads at most what the device binds in one
+// stage less two (14 arrays when it binds 16 or more, else 6: WebGPU
+// guarantees 8). fusion::per_step runs one kernel per step, on every device
+// (for comparisons). Between kernels the values pass through at most two
+// ping-pong buffers (device_array) in the chain's dtype, reused for any
+// number of steps: so f16 and bf16 results of a split chain are rounded at
+// each cut, where one fused kernel rounds once.
 #pragma once
 
 #include <algorithm>
@@ -85,6 +87,15 @@ struct step_list<S, R...> {
             return tail.template apply<Begin, End, Base, K + 1>(x, values);
     }
 };
+
+// Step K of a list.
+template <std::size_t K, typename List>
+auto const& step_at(List const& list) {
+    if constexpr (K == 0)
+        return list.head;
+    else
+        return step_at<K - 1>(list.tail);
+}
 
 inline step_list<> make_step_list() { return {}; }
 template <typename S, typename... R>
@@ -156,6 +167,18 @@ public:
             check_operand(a);
             (void)detail::broadcast_to("lazy chain", a, source_);
         }
+        // As transform's rule, before any kernel runs (a split chain's later
+        // kernels would not see it): out is exactly an operand or shares no
+        // memory with it.
+        auto const check_overlap = [&](strided_ref const& r) {
+            memory_overlap const o = memory_overlap_of(out, r);
+            if (o == memory_overlap::partial || o == memory_overlap::unknown)
+                throw std::invalid_argument("lazy chain: output " + detail::ref_label(out.name) +
+                                            " shares memory with " + detail::ref_label(r.name) +
+                                            " without being exactly that array (in place)");
+        };
+        check_overlap(source_);
+        for (strided_ref const& a : arrays_) check_overlap(a);
         static auto const table = dispatch_table_from_op<runner>("lazy chain");
         table.select(dispatch_set{source_.device, source_.type})(*this, out, mode);
     }
@@ -326,32 +349,36 @@ public:
 
     template <typename Tag>
     void run(Tag tag, strided_ref const& out, fusion mode) const {
-        if (mode == fusion::per_step) return run_segments<one_step_each>(tag, out);
-        std::size_t const capacity = array_capacity<Tag>();
-        if (widest_segment(wide_capacity) <= capacity)
+        if (mode == fusion::per_step && steps > 0) return run_steps(tag, out, std::make_index_sequence<steps>{});
+        if constexpr (!detail::tag_on_shader_device<Tag>) {
             run_segments<wide_capacity>(tag, out);
-        else if (widest_segment(narrow_capacity) <= capacity)
-            run_segments<narrow_capacity>(tag, out);
-        else if (widest_segment(one_step_each) <= capacity)
-            run_segments<one_step_each>(tag, out);
-        else
-            throw std::invalid_argument("lazy chain: the device binds " + std::to_string(capacity + 2) +
-                                        " buffers in one shader, too few for a step with an array operand (3)");
+        } else {
+            std::size_t const capacity = array_capacity<Tag>();
+            if (widest_segment(wide_capacity) <= capacity)
+                run_segments<wide_capacity>(tag, out);
+            else if (widest_segment(narrow_capacity) <= capacity)
+                run_segments<narrow_capacity>(tag, out);
+            else if (steps > 0 && capacity >= 1)
+                run_steps(tag, out, std::make_index_sequence<steps>{});
+            else
+                throw std::invalid_argument(
+                    "lazy chain: the device binds too few storage buffers in one shader "
+                    "for a step with an array operand (3 are needed)");
+        }
     }
 
 private:
-    template <std::size_t Capacity, typename Tag>
-    void run_segments(Tag tag, strided_ref const& out) const {
-        static constexpr segment_plan plan = make_plan(Capacity);
-        auto const bound = bound_steps<Tag>();
-        // Ping-pong: segment s writes where(s) (-1 = out, 0/1 = a temporary)
-        // and the next segment reads it. When out shares no memory with the
-        // chain's operands it is one of the two buffers, so a chain of any
-        // length needs one temporary.
+    // Runs `count` kernels through the ping-pong buffers: run_one(s, in,
+    // target) runs kernel s from `in` into `target`. Kernel s writes where(s)
+    // (-1 = out, 0/1 = a temporary) and the next one reads it. When out
+    // shares no memory with the chain's operands it is one of the two
+    // buffers, so a chain of any length needs one temporary.
+    template <typename Tag, typename Run>
+    void through_buffers(Tag, std::size_t count, strided_ref const& out, Run const& run_one) const {
         bool out_is_pingpong = memory_overlap_of(out, source_) == memory_overlap::none;
         for (strided_ref const& a : arrays_)
             out_is_pingpong = out_is_pingpong && memory_overlap_of(out, a) == memory_overlap::none;
-        std::size_t const last = plan.count - 1;
+        std::size_t const last = count - 1;
         auto const where = [&](std::size_t s) -> int {
             if (s == last) return -1;
             if (out_is_pingpong) return (last - s) % 2 == 0 ? -1 : 0;
@@ -363,12 +390,22 @@ private:
             if (!temporary[k]) temporary[k].emplace(make_device_array<tag_device_v<Tag>>(source_, "lazy intermediate"));
             return temporary[k]->ref();
         };
-        [&]<std::size_t... S>(std::index_sequence<S...>) {
-            (run_segment<plan.cuts[S], plan.cuts[S + 1]>(tag, bound, S == 0 ? source_ : buffer(where(S - 1)),
-                                                         buffer(where(S))),
-             ...);
+        for (std::size_t s = 0; s < count; ++s) {
+            strided_ref const in = s == 0 ? source_ : buffer(where(s - 1));
+            run_one(s, in, buffer(where(s)));
         }
-        (std::make_index_sequence<plan.count>{});
+    }
+
+    template <std::size_t Capacity, typename Tag>
+    void run_segments(Tag tag, strided_ref const& out) const {
+        static constexpr segment_plan plan = make_plan(Capacity);
+        auto const bound = bound_steps<Tag>();
+        through_buffers(tag, plan.count, out, [&](std::size_t s, strided_ref const& in, strided_ref const& target) {
+            [&]<std::size_t... S>(std::index_sequence<S...>) {
+                ((s == S ? run_segment<plan.cuts[S], plan.cuts[S + 1]>(tag, bound, in, target) : void()), ...);
+            }
+            (std::make_index_sequence<plan.count>{});
+        });
     }
 
     template <std::size_t Begin, std::size_t End, typename Tag, typename List>
@@ -379,6 +416,26 @@ private:
             switchyard::transform(tag, target, kernel, in, arrays_[first + K]...);
         }
         (std::make_index_sequence<count>{});
+    }
+
+    // One kernel per step. A step's kernel depends on the step's type only
+    // (an array step reads its array as operand 0), so a chain of a hundred
+    // steps of four kinds compiles four kernels, not a hundred.
+    template <typename Tag, std::size_t... K>
+    void run_steps(Tag tag, strided_ref const& out, std::index_sequence<K...>) const {
+        auto const bound = bound_steps<Tag>();
+        through_buffers(tag, steps, out, [&](std::size_t s, strided_ref const& in, strided_ref const& target) {
+            ((s == K ? run_step<K>(tag, detail::step_at<K>(bound).rebased(), in, target) : void()), ...);
+        });
+    }
+
+    template <std::size_t K, typename Tag, typename Step>
+    void run_step(Tag tag, Step const& step, strided_ref const& in, strided_ref const& target) const {
+        detail::chain_segment<detail::step_list<Step>, 0, 1, 0> const kernel{detail::make_step_list(step)};
+        if constexpr (Step::arrays == 0)
+            switchyard::transform(tag, target, kernel, in);
+        else
+            switchyard::transform(tag, target, kernel, in, arrays_[arrays_before(K)]);
     }
 
     strided_ref source_;

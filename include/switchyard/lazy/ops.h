@@ -1,6 +1,7 @@
 // The elementwise steps of a lazy chain (lazy/chain.h). A step is a small
 // value (a host scalar, a function, or an array operand's slot) until the
-// chain runs; then bind<Tag>() gives it the tag's compute type, and
+// chain runs; then bind<Tag>() gives it the tag's compute type (rebased():
+// the step alone, its array as operand 0, for a kernel per step), and
 // apply<Base>(x, arrays) computes the next value from the previous one. An
 // array step reads its operand's value from `arrays`, the values of the array
 // operands its kernel reads (from operand Base on), so the chain's kernel is
@@ -40,6 +41,7 @@ struct relu {
     relu bind() const {
         return *this;
     }
+    relu rebased() const { return *this; }
     template <std::size_t Base, typename X>
     SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
         return max(x, X(0));
@@ -56,6 +58,7 @@ struct with_scalar {
     auto bind() const {
         return with_scalar<A, compute_t<Tag>>{static_cast<compute_t<Tag>>(s)};
     }
+    with_scalar rebased() const { return *this; }
     template <std::size_t Base, typename X>
     SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
         return combine<A>(x, s);
@@ -71,6 +74,8 @@ struct with_array {
     with_array bind() const {
         return *this;
     }
+    // The same step in a kernel of its own, whose only array is operand 0.
+    with_array<A, 0> rebased() const { return {}; }
     template <std::size_t Base, typename X>
     SWITCHYARD_HOST_DEVICE X apply(X x, X const* values) const {
         static_assert(Slot >= Base, "lazy chain: an array step runs in a kernel that does not read its array");
@@ -88,6 +93,7 @@ struct map {
     map bind() const {
         return *this;
     }
+    map rebased() const { return *this; }
     template <std::size_t Base, typename X>
     SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
         return static_cast<X>(f(x));

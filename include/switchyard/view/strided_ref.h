@@ -67,10 +67,12 @@ struct strided_ref {
     // strides[d] for d < max_rank; larger ranks are refused by make.
     static constexpr void row_major_strides(std::int64_t const* sizes, std::int64_t rank,
                                             std::int64_t* strides) noexcept {
-        std::int64_t stride = 1;
+        // Unsigned: an empty array's other sizes may multiply past int64
+        // (its strides are then never used).
+        std::uint64_t stride = 1;
         for (std::int64_t d = rank; d-- > 0;) {
-            if (d < max_rank) strides[d] = stride;
-            stride *= sizes[d] > 1 ? sizes[d] : 1;
+            if (d < max_rank) strides[d] = static_cast<std::int64_t>(stride);
+            stride *= static_cast<std::uint64_t>(sizes[d] > 1 ? sizes[d] : 1);
         }
     }
 
@@ -82,12 +84,12 @@ struct strided_ref {
 
     // Row-major contiguous (dimensions of size 1 may have any stride).
     constexpr bool is_contiguous() const noexcept {
-        std::int64_t expected = 1;
+        std::uint64_t expected = 1;  // unsigned, as in row_major_strides
         for (std::int32_t d = rank; d-- > 0;) {
             if (sizes[d] == 1) continue;
             if (sizes[d] == 0) return true;
-            if (strides[d] != expected) return false;
-            expected *= sizes[d];
+            if (static_cast<std::uint64_t>(strides[d]) != expected) return false;
+            expected *= static_cast<std::uint64_t>(sizes[d]);
         }
         return true;
     }

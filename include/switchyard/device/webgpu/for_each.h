@@ -90,7 +90,8 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
         bindings.push_back({const_cast<void*>(b.buffer), b.bytes > 4 ? b.bytes : 4});
     }
     device.bind_check(bindings);
-    std::uint64_t const uniform_bytes = program.uniforms.size() * sizeof(program.uniforms[0]);
+    std::uint64_t const uniform_bytes =  // padded as dispatch pads it
+        (program.uniforms.size() * sizeof(program.uniforms[0]) + 15) & ~std::uint64_t{15};
     std::uint64_t const uniform_limit = device.limits().maxUniformBufferBindingSize;
     if (uniform_bytes > uniform_limit)
         throw std::invalid_argument(
