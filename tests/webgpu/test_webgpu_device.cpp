@@ -6,6 +6,7 @@
 #include <switchyard/device/webgpu.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -33,6 +34,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (i < p.n) { y[i] = 2.0 * x[i] + 1.0; }
 }
 )";
+
+// {1, 2, 3, 4} through a 16-byte buffer of dev and back.
+std::array<float, 4> round_trip(sy::webgpu_device& dev, void* buffer) {
+    float const v[4] = {1, 2, 3, 4};
+    std::array<float, 4> w{};
+    dev.copy_from_host(buffer, v, 16);
+    dev.copy_to_host(w.data(), buffer, 16);
+    return w;
+}
 
 }  // namespace
 
@@ -112,11 +122,7 @@ TEST_CASE("webgpu: errors name what was wrong", "[webgpu]") {
     CHECK_THROWS_WITH(dev.free(&not_ours), Catch::Contains("did not allocate"));
     // The device still works afterwards.
     void* b = dev.alloc(16);
-    float const v[4] = {1, 2, 3, 4};
-    float w[4] = {};
-    dev.copy_from_host(b, v, 16);
-    dev.copy_to_host(w, b, 16);
-    CHECK(w[3] == 4.0f);
+    CHECK(round_trip(dev, b)[3] == 4.0f);
     dev.free(b);
 }
 
@@ -132,11 +138,7 @@ TEST_CASE("webgpu: a moved-from device refuses every call instead of crashing", 
     CHECK_THROWS_WITH(from.limits(), Catch::Contains("moved from"));
     CHECK_THROWS_WITH(from.counters(), Catch::Contains("moved from"));
     CHECK_THROWS_WITH(from.release_cached_buffers(), Catch::Contains("moved from"));
-    float const v[4] = {1, 2, 3, 4};
-    float w[4] = {};
-    to.copy_from_host(b, v, 16);
-    to.copy_to_host(w, b, 16);
-    CHECK(w[2] == 3.0f);
+    CHECK(round_trip(to, b)[2] == 3.0f);
     to.free(b);
     from = std::move(to);  // and back: the moved-to object works again
     CHECK(from.live_buffers() == 0);

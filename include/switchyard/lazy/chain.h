@@ -171,8 +171,7 @@ public:
         // kernels would not see it): out is exactly an operand or shares no
         // memory with it.
         auto const check_overlap = [&](strided_ref const& r) {
-            memory_overlap const o = memory_overlap_of(out, r);
-            if (o == memory_overlap::partial || o == memory_overlap::unknown)
+            if (!in_place_or_disjoint(out, r))
                 throw std::invalid_argument("lazy chain: output " + detail::ref_label(out.name) +
                                             " shares memory with " + detail::ref_label(r.name) +
                                             " without being exactly that array (in place)");
@@ -261,21 +260,20 @@ private:
     }
 
     // Segments of steps: [cuts[s], cuts[s + 1]) for s < count, each reading
-    // at most `capacity` arrays (one_step_each: one step per segment).
-    static constexpr std::size_t one_step_each = 0;
+    // at most `capacity` arrays.
     static constexpr std::size_t wide_capacity = max_operands - 2;
     static constexpr std::size_t narrow_capacity = 6;
     struct segment_plan {
         std::size_t count = 0;
         std::array<std::size_t, steps + 2> cuts{};
     };
+    // Arrays each step reads (one more entry, so that a chain of no steps has one).
+    static constexpr std::array<std::size_t, steps + 1> arrays_of = {std::size_t{Steps::arrays}..., 0};
     static constexpr segment_plan make_plan(std::size_t capacity) {
-        constexpr std::array<std::size_t, steps + 1> arrays_of = {std::size_t{Steps::arrays}..., 0};
         segment_plan plan;
         std::size_t used = 0;
         for (std::size_t k = 0; k < steps; ++k) {
-            bool const full = capacity == one_step_each ? k > plan.cuts[plan.count] : used + arrays_of[k] > capacity;
-            if (full) {
+            if (used + arrays_of[k] > capacity) {
                 plan.cuts[++plan.count] = k;
                 used = 0;
             }
@@ -296,7 +294,6 @@ private:
     }
     // Array operands read by steps before step k.
     static constexpr std::size_t arrays_before(std::size_t k) {
-        constexpr std::array<std::size_t, steps + 1> arrays_of = {std::size_t{Steps::arrays}..., 0};
         std::size_t n = 0;
         for (std::size_t j = 0; j < k; ++j) n += arrays_of[j];
         return n;

@@ -141,9 +141,7 @@ inline elementwise_layout make_elementwise_layout(char const* op, strided_ref co
         strided_ref const& in = ins[k];
         refs[n_out + k] = detail::broadcast_to(op, in, shape);
         for (int j = 0; j < n_out; ++j) {
-            auto const m = memory_overlap_of(outs[j], in);
-            bool const exactly_in_place = m == memory_overlap::full && detail::same_shape(in, outs[j]);
-            if (m != memory_overlap::none && !exactly_in_place)
+            if (!in_place_or_disjoint(outs[j], in))
                 layout_fail(op,
                             "output " + ref_label(outs[j].name) + " shares memory with input " + ref_label(in.name) +
                                 " but is not exactly that array; pass separate memory or the same array (in place)");

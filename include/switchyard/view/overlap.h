@@ -92,4 +92,12 @@ inline memory_overlap memory_overlap_of(strided_ref const& a, strided_ref const&
     return memory_overlap::unknown;
 }
 
+// Whether an elementwise operation may write `out` while reading `in`:
+// exactly the same array (in place) or no shared memory. Memory the strides
+// cannot prove disjoint counts as shared.
+inline bool in_place_or_disjoint(strided_ref const& out, strided_ref const& in) {
+    memory_overlap const m = memory_overlap_of(out, in);
+    return m == memory_overlap::none || m == memory_overlap::full;
+}
+
 }  // namespace switchyard

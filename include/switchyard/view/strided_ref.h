@@ -147,7 +147,8 @@ inline strided_ref strided_ref::make(void* data, dtype type, device_kind device,
         for (std::int64_t d = 0; d < rank; ++d) {
             std::int64_t span = 0;
             if (strides[d] == INT64_MIN ||
-                __builtin_mul_overflow(sizes[d] - 1, strides[d] < 0 ? -strides[d] : strides[d], &span) ||
+                __builtin_mul_overflow(sizes[d] - 1, static_cast<std::int64_t>(detail::stride_magnitude(strides[d])),
+                                       &span) ||
                 __builtin_add_overflow(reach, span, &reach))
                 fail("sizes x strides overflow int64 (dimension " + std::to_string(d) + ")");
         }
