@@ -3,10 +3,14 @@
 //                     memcpy of the same bytes on the same pool (bandwidth ratio)
 //   softplus 1t / 2t: softplus over 2^24 floats on pools of 1 and 2 threads
 //   softplus vs libm: the same kernel with std::exp / std::log1p (informational)
+//   broadcast multiply: transform of x [4096, 1024] times y [1024] into a new
+//                     array, f32, bf16 and f16, on the default pool (the kernel
+//                     of examples/torch/mul_sigmoid.cpp without PyTorch)
 // Each benchmark reports bytes processed (read + write) so rates compare.
 #include <switchyard/for_each.h>
 #include <switchyard/math.h>
 #include <switchyard/parallel.h>
+#include <switchyard/transform.h>
 #include <switchyard/view.h>
 
 #include <benchmark/benchmark.h>
@@ -101,10 +105,33 @@ void BM_softplus_libm(benchmark::State& state) {
     state.SetBytesProcessed(state.iterations() * n * 8);
 }
 
+template <sy::dtype D>
+void BM_broadcast_multiply(benchmark::State& state) {
+    using S = sy::dtype_storage_t<D>;
+    using C = sy::dtype_compute_t<D>;
+    std::int64_t const rows = 4096, cols = 1024;
+    std::vector<S> x(static_cast<std::size_t>(rows * cols)), y(static_cast<std::size_t>(cols)), out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<S>(static_cast<float>(i % 101) * 0.01f);
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = static_cast<S>(static_cast<float>(i % 7) * 0.1f);
+    auto const cpu = sy::device_kind::cpu;
+    auto const xr = sy::strided_ref::contiguous(x.data(), D, cpu, {rows, cols}, "x");
+    auto const yr = sy::strided_ref::contiguous(y.data(), D, cpu, {cols}, "y");
+    auto const o = sy::strided_ref::contiguous(out.data(), D, cpu, {rows, cols}, "out");
+    for (auto _ : state) {
+        sy::transform(
+            sy::tag<sy::device_kind::cpu, D>{}, o, [](C a, C b) { return a * b; }, xr, yr);
+        benchmark::ClobberMemory();
+    }
+    state.SetBytesProcessed(state.iterations() * rows * cols * 2 * static_cast<std::int64_t>(sizeof(S)));
+}
+
 }  // namespace
 
 BENCHMARK(BM_copy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_relu)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_softplus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_softplus_libm)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_broadcast_multiply<sy::dtype::f32>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_broadcast_multiply<sy::dtype::bf16>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_broadcast_multiply<sy::dtype::f16>)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

@@ -1,8 +1,9 @@
 // Tests of transform on the CPU and of elementwise_layout: every dtype,
 // broadcast, strided, transposed, reversed, rank-0 and empty operands against
 // a naive reference indexed by coordinates; several outputs; 12 inputs and 4
-// outputs; in place; the F16C conversions against the portable ones; and
-// every error naming the operand.
+// outputs; in place; the F16C conversions against the portable ones; the
+// row function of every CPU level this machine has (fused f16/bf16 rows)
+// against the baseline; and every error naming the operand.
 #include <switchyard/switchyard.h>
 #include <switchyard/transform.h>
 
@@ -473,4 +474,96 @@ TEST_CASE("f16 block conversions: F16C and the portable loops agree", "[transfor
     chosen.store(values.data(), x.data(), static_cast<std::int64_t>(values.size()));
     sy::detail::f16_store_portable(values.data(), y.data(), static_cast<std::int64_t>(values.size()));
     CHECK(x == y);
+}
+
+namespace {
+
+// One row through the row function built for `level`: out0 = x * 2 + y,
+// out1 = x - y, y repeated (stride 0) or contiguous, out0 optionally in
+// place over x.
+template <sy::dtype D>
+std::vector<std::uint16_t> run_row(sy::detail::cpu_isa level, std::int64_t n, bool y_repeated, bool in_place) {
+    using S = storage<D>;
+    using C = compute<D>;
+    std::vector<S> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n)), out0(x.size()), out1(x.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+        x[static_cast<std::size_t>(i)] = value_for<D>(i);
+        y[static_cast<std::size_t>(i)] = value_for<D>(i * 5 + 1);
+    }
+    auto const f = [](C a, C b) { return sy::results{a * C(2) + b, a - b}; };
+    auto const row = sy::detail::transform_row_for<D, S, C, 2, 2, decltype(f)>(level);
+    S* ptr[4] = {in_place ? x.data() : out0.data(), out1.data(), x.data(), y.data()};
+    std::int64_t const inner[4] = {1, 1, 1, y_repeated ? 0 : 1};
+    row(f, ptr, inner, n);
+    std::vector<S> const& first = in_place ? x : out0;
+    std::vector<std::uint16_t> bits;
+    for (std::size_t i = 0; i < first.size(); ++i) {
+        bits.push_back(sy::detail::bits16(first[i]));
+        bits.push_back(sy::detail::bits16(out1[i]));
+        C const a = static_cast<C>(value_for<D>(static_cast<std::int64_t>(i)));
+        C const b = y_repeated ? static_cast<C>(y[0]) : static_cast<C>(y[i]);
+        // Exact in f16 and bf16 for these values, so every level agrees.
+        REQUIRE(sy::detail::bits16(first[i]) == sy::detail::bits16(static_cast<S>(a * C(2) + b)));
+        REQUIRE(sy::detail::bits16(out1[i]) == sy::detail::bits16(static_cast<S>(a - b)));
+    }
+    return bits;
+}
+
+template <sy::dtype D>
+void check_every_level() {
+    using sy::detail::cpu_isa;
+    for (std::int64_t n : {0, 1, 63, 64, 65, 128, 1000}) {
+        for (bool y_repeated : {false, true}) {
+            for (bool in_place : {false, true}) {
+                INFO("n " << n << ", y repeated " << y_repeated << ", in place " << in_place);
+                auto const baseline = run_row<D>(cpu_isa::baseline, n, y_repeated, in_place);
+                for (cpu_isa level : {cpu_isa::x86_64_v3, cpu_isa::x86_64_v4})
+                    if (sy::detail::host_cpu_isa() >= level)
+                        CHECK(run_row<D>(level, n, y_repeated, in_place) == baseline);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+// The fused rows (device/cpu/transform.h) run only where a row is dense and
+// its storage needs converting; this reaches every CPU level this machine
+// has, not only the one the runner picks.
+TEST_CASE("every CPU level's row function gives the baseline's results", "[transform]") {
+    check_every_level<sy::dtype::f16>();
+    check_every_level<sy::dtype::bf16>();
+}
+
+// Every bit pattern, times 1.3 so that the stores round.
+TEST_CASE("fused f16 and bf16 rows convert every bit pattern as the scalar conversions do", "[transform]") {
+    std::vector<std::uint16_t> bits(65536), out(65536);
+    std::iota(bits.begin(), bits.end(), std::uint16_t{0});
+    for (sy::dtype d : {sy::dtype::f16, sy::dtype::bf16}) {
+        INFO(std::string(sy::to_string(d)));
+        auto const x = sy::strided_ref::contiguous(bits.data(), d, sy::device_kind::cpu, {65536}, "x");
+        auto const o = sy::strided_ref::contiguous(out.data(), d, sy::device_kind::cpu, {65536}, "out");
+        std::fill(out.begin(), out.end(), std::uint16_t{0});
+        if (d == sy::dtype::f16)
+            sy::transform(
+                sy::tag<sy::device_kind::cpu, sy::dtype::f16>{}, o, [](float v) { return v * 1.3f; }, x);
+        else
+            sy::transform(
+                sy::tag<sy::device_kind::cpu, sy::dtype::bf16>{}, o, [](float v) { return v * 1.3f; }, x);
+        int differ = 0;
+        for (std::size_t i = 0; i < bits.size(); ++i) {
+            float const in = d == sy::dtype::f16 ? sy::detail::half_bits_to_float(bits[i])
+                                                 : sy::detail::bfloat16_bits_to_float(bits[i]);
+            float const product = in * 1.3f;
+            std::uint16_t const expected = d == sy::dtype::f16 ? sy::detail::float_to_half_bits(product)
+                                                               : sy::detail::float_to_bfloat16_bits(product);
+            bool const nan = std::isnan(in);
+            // A NaN stays a NaN (F16C may keep more of its payload).
+            if (nan ? !std::isnan(d == sy::dtype::f16 ? sy::detail::half_bits_to_float(out[i])
+                                                      : sy::detail::bfloat16_bits_to_float(out[i]))
+                    : out[i] != expected)
+                ++differ;
+        }
+        CHECK(differ == 0);
+    }
 }

@@ -19,6 +19,7 @@
 #include "switchyard/core/config.h"
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/half.h"
+#include "switchyard/device/cpu/isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
 #include <cpuid.h>
@@ -53,6 +54,47 @@ __attribute__((target("avx,f16c"))) inline void f16_store_f16c(float const* src,
         _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j),
                          _mm256_cvtps_ph(_mm256_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     for (; j < n; ++j) dst[j] = _cvtss_sh(src[j], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+// Sixteen values at once (one 64-byte vector of floats), for the fused
+// rows of device/cpu/transform.h. always_inline with F16C's target: callable
+// only from functions built for F16C, which the per-level wrappers below
+// are.
+[[gnu::always_inline, gnu::target("avx,f16c")]] inline void f16c_load16(std::uint16_t const* src, float* dst) {
+    for (int j = 0; j < 16; j += 8)
+        _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<__m128i const*>(src + j))));
+}
+[[gnu::always_inline, gnu::target("avx,f16c")]] inline void f16c_store16(float const* src, std::uint16_t* dst) {
+    for (int j = 0; j < 16; j += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+#endif
+
+// Whether every function may call F16C directly: a build for a CPU that has
+// it (-mf16c, -march=native).
+#if defined(SWITCHYARD_HAS_F16C_PATH) && defined(__F16C__) && !defined(SWITCHYARD_NO_F16C)
+inline constexpr bool f16c_everywhere = true;
+#else
+inline constexpr bool f16c_everywhere = false;
+#endif
+
+// The same, once per CPU level of device/cpu/isa.h. g++ inlines a function
+// into one built for another -march only if it is always_inline, and an
+// always_inline F16C function cannot be called from level-neutral code; these
+// wrappers are built for their level, so the row built for that level
+// inlines them.
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS) && !defined(SWITCHYARD_NO_F16C)
+[[gnu::target("arch=x86-64-v3")]] inline void f16_load16_v3(std::uint16_t const* src, float* dst) {
+    f16c_load16(src, dst);
+}
+[[gnu::target("arch=x86-64-v3")]] inline void f16_store16_v3(float const* src, std::uint16_t* dst) {
+    f16c_store16(src, dst);
+}
+[[gnu::target("arch=x86-64-v4")]] inline void f16_load16_v4(std::uint16_t const* src, float* dst) {
+    f16c_load16(src, dst);
+}
+[[gnu::target("arch=x86-64-v4")]] inline void f16_store16_v4(float const* src, std::uint16_t* dst) {
+    f16c_store16(src, dst);
 }
 #endif
 
@@ -109,6 +151,62 @@ SWITCHYARD_INLINE S store_value(C const& c) noexcept {
         return from_bits16<S>(D == dtype::f16 ? float_to_half_bits(c) : float_to_bfloat16_bits(c));
     else
         return static_cast<S>(c);
+}
+
+// Whether a row built for level I converts W lanes in registers
+// (load_lanes/store_lanes): always, but for f16 only where F16C is known at
+// compile time.
+template <cpu_isa I, dtype D, typename S, typename C>
+constexpr bool converts_lanes() {
+    if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
+#if defined(SWITCHYARD_NO_F16C)
+        return false;
+#else
+        return I != cpu_isa::baseline || f16c_everywhere;
+#endif
+    } else {
+        return true;
+    }
+}
+
+// W consecutive storage values to compute type, and back, for a row built
+// for level I (converts_lanes<I, D, S, C>() holds). f16 is converted
+// sixteen at a time, which is W for float.
+template <cpu_isa I, dtype D, int W, typename S, typename C>
+SWITCHYARD_INLINE void load_lanes(S const* src, C* dst) {
+    if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
+        static_assert(W % 16 == 0);
+        for (int j = 0; j < W; j += 16) {
+            auto const* bits = reinterpret_cast<std::uint16_t const*>(src + j);
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS) && !defined(SWITCHYARD_NO_F16C)
+            if constexpr (I == cpu_isa::x86_64_v4) f16_load16_v4(bits, dst + j);
+            if constexpr (I == cpu_isa::x86_64_v3) f16_load16_v3(bits, dst + j);
+#endif
+#if defined(SWITCHYARD_HAS_F16C_PATH) && defined(__F16C__) && !defined(SWITCHYARD_NO_F16C)
+            if constexpr (I == cpu_isa::baseline) f16c_load16(bits, dst + j);
+#endif
+        }
+    } else {
+        for (int j = 0; j < W; ++j) dst[j] = load_value<D, C>(src[j]);
+    }
+}
+template <cpu_isa I, dtype D, int W, typename S, typename C>
+SWITCHYARD_INLINE void store_lanes(C const* src, S* dst) {
+    if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
+        static_assert(W % 16 == 0);
+        for (int j = 0; j < W; j += 16) {
+            auto* bits = reinterpret_cast<std::uint16_t*>(dst + j);
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS) && !defined(SWITCHYARD_NO_F16C)
+            if constexpr (I == cpu_isa::x86_64_v4) f16_store16_v4(src + j, bits);
+            if constexpr (I == cpu_isa::x86_64_v3) f16_store16_v3(src + j, bits);
+#endif
+#if defined(SWITCHYARD_HAS_F16C_PATH) && defined(__F16C__) && !defined(SWITCHYARD_NO_F16C)
+            if constexpr (I == cpu_isa::baseline) f16c_store16(src + j, bits);
+#endif
+        }
+    } else {
+        for (int j = 0; j < W; ++j) dst[j] = store_value<D, S>(src[j]);
+    }
 }
 
 // dst[j] = src[j * stride] as C, j in [0, n).

@@ -2,20 +2,25 @@
 //
 // The flat range [0, numel) is split into chunks on a thread pool (as
 // for_each's); a chunk walks rows of the layout's innermost dimension
-// (view/elementwise_layout.h) and a row runs in blocks of
-// cpu_transform_block elements, in three steps:
+// (view/elementwise_layout.h). A row whose inputs are contiguous or repeated
+// (stride 1 or 0, broadcast) and whose outputs are contiguous, the common
+// case, is fused when its storage needs converting (f16, bf16): groups of W
+// lanes are loaded and converted, run through the kernel, converted and
+// stored back, in registers and a few hundred bytes of stack. Any other row, and a fused row's last n % W
+// elements, is staged in blocks of cpu_transform_block elements:
 //   1. each input is loaded into a compute-type buffer by its own inner
 //      stride: converted from contiguous memory (F16C for f16, convert.h),
-//      repeated once (stride 0, broadcast), or gathered (any other stride);
-//      an input whose storage is its compute type and contiguous is read in
-//      place instead;
+//      repeated once (stride 0), or gathered (any other stride); an input
+//      whose storage is its compute type and contiguous is read in place;
 //   2. the kernel runs over the buffers, a plain loop over contiguous
 //      compute values that g++ and clang vectorize whatever the operands'
 //      layouts were;
 //   3. results are stored the same way back.
 // So one broadcast or strided operand costs only its own loads, and the op
-// is compiled once per tag (one block loop, in the target_clones of
-// device/cpu/for_each.h), not once per combination of layouts.
+// is compiled once per tag and CPU level (device/cpu/isa.h), not once per
+// combination of layouts. Staging costs a store and a load per operand and
+// element, which bounds cheap kernels on 2-byte types (docs/benchmarks.md);
+// hence the fused rows.
 #pragma once
 
 #include <cstdint>
@@ -26,26 +31,91 @@
 #include "switchyard/core/results.h"
 #include "switchyard/device/cpu/convert.h"
 #include "switchyard/device/cpu/for_each.h"
+#include "switchyard/device/cpu/isa.h"
 #include "switchyard/view/elementwise_layout.h"
 
 namespace switchyard::detail {
 
-// Elements per block: the buffers of a 16-operand double kernel stay within
-// 32 KiB, and the per-block overhead (a few branches per operand) is small.
+// Elements per staged block: the buffers of a 16-operand double kernel stay
+// within 32 KiB, and the per-block overhead (a few branches per operand) is
+// small.
 inline constexpr std::int64_t cpu_transform_block = 256;
 
-// A row of n elements: operand k starts at ptr[k] and steps inner[k]
-// elements; outputs first.
+// Lanes per fused group: 256 bytes of compute values, a loop the compiler
+// vectorizes (a 64-byte group is unrolled into scalar code first).
+template <typename C>
+inline constexpr int transform_lanes = sizeof(C) >= 256 ? 1 : static_cast<int>(256 / sizeof(C));
+
+template <int NOut, int NIn>
+bool row_is_dense(std::int64_t const* inner) {
+    for (int k = 0; k < NOut; ++k)
+        if (inner[k] != 1) return false;
+    for (int k = NOut; k < NOut + NIn; ++k)
+        if (inner[k] != 1 && inner[k] != 0) return false;
+    return true;
+}
+
+// The first n - n % W elements of a dense row, fused; returns how many.
+template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
+SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* ptr, std::int64_t const* inner,
+                                                   std::int64_t n) {
+    constexpr int W = transform_lanes<C>;
+    constexpr int NI = NIn > 0 ? NIn : 1;
+    std::int64_t const groups = n / W;
+    if (groups == 0) return 0;
+    // A repeated input reads W copies of its value, so every group loads
+    // each input the same way.
+    S repeated[NI][W];
+    S const* src[NI];
+    std::int64_t step[NI];
+    for (int k = 0; k < NIn; ++k) {
+        src[k] = ptr[NOut + k];
+        step[k] = W;
+        if (inner[NOut + k] == 0) {
+            for (int j = 0; j < W; ++j) repeated[k][j] = src[k][0];
+            src[k] = repeated[k];
+            step[k] = 0;
+        }
+    }
+    // One prefetch per operand every 256 bytes of compute values.
+    constexpr std::int64_t prefetch_every =
+        W * static_cast<std::int64_t>(sizeof(C)) >= 256 ? 1 : 256 / (W * static_cast<std::int64_t>(sizeof(C)));
+    for (std::int64_t g = 0; g < groups; ++g) {
+#if !defined(SWITCHYARD_NO_PREFETCH)
+        // The hardware prefetcher does not cross 4 KiB pages (device/cpu/for_each.h).
+        if (g % prefetch_every == 0) {
+            for (int o = 0; o < NOut; ++o)
+                __builtin_prefetch(reinterpret_cast<char const*>(ptr[o] + g * W) + prefetch_distance, 1);
+            for (int k = 0; k < NIn; ++k)
+                if (step[k] != 0)
+                    __builtin_prefetch(reinterpret_cast<char const*>(src[k] + g * W) + prefetch_distance, 0);
+        }
+#endif
+        C in[NI][W];
+        C out[NOut][W];
+        for (int k = 0; k < NIn; ++k) load_lanes<I, D, W>(src[k] + g * step[k], in[k]);
+        [&]<std::size_t... K, std::size_t... O>(std::index_sequence<K...>, std::index_sequence<O...>) {
+            for (int j = 0; j < W; ++j) {
+                auto const r = kernel(in[K][j]...);
+                ((out[O][j] = result_value<O, C>(r)), ...);
+            }
+        }
+        (std::make_index_sequence<NIn>{}, std::make_index_sequence<NOut>{});
+        for (int o = 0; o < NOut; ++o) store_lanes<I, D, W>(out[o], ptr[o] + g * W);
+    }
+    return groups * W;
+}
+
+// A row of n elements, staged: operand k starts at ptr[k] and steps
+// inner[k] elements; outputs first.
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-SWITCHYARD_CHUNK_ATTRIBUTES void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, std::int64_t n) {
-    F const kernel = f;
+SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std::int64_t const* inner, std::int64_t n) {
     constexpr std::int64_t B = cpu_transform_block;
     C in_buffer[NIn > 0 ? NIn : 1][B];
     C out_buffer[NOut][B];
     for (std::int64_t j0 = 0; j0 < n; j0 += B) {
         std::int64_t const m = n - j0 < B ? n - j0 : B;
 #if !defined(SWITCHYARD_NO_PREFETCH)
-        // The hardware prefetcher does not cross 4 KiB pages (device/cpu/for_each.h).
         for (int k = 0; k < NOut; ++k)
             if (inner[k] == 1) __builtin_prefetch(reinterpret_cast<char const*>(ptr[k] + j0) + prefetch_distance, 1);
         for (int k = NOut; k < NOut + NIn; ++k)
@@ -81,6 +151,56 @@ SWITCHYARD_CHUNK_ATTRIBUTES void transform_row(F const& f, S* const* ptr, std::i
     }
 }
 
+// A row, fused where it can be and staged for the rest. I is the level the
+// caller is built for. The local copy of the function lets the compiler see
+// that what it captured does not alias what the loops write.
+template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
+SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, std::int64_t n) {
+    F const kernel = f;
+    std::int64_t done = 0;
+    // Rows of a compute-type storage are read and written in place, staged.
+    if constexpr (!std::is_same_v<S, C> && converts_lanes<I, D, S, C>())
+        if (row_is_dense<NOut, NIn>(inner)) done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, n);
+    if (done == n) return;
+    S* rest[NOut + NIn];
+    for (int k = 0; k < NOut + NIn; ++k) rest[k] = ptr[k] + done * inner[k];
+    transform_row_staged<D, S, C, NOut, NIn>(kernel, rest, inner, n - done);
+}
+
+// The row built once per CPU level. flatten inlines everything the kernel
+// calls (the op's function, the math, the conversions) into the loops, built
+// for that level; without it g++ keeps a large function such as softplus out
+// of line and nothing vectorizes.
+template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
+using transform_row_fn = void (*)(F const&, S* const*, std::int64_t const*, std::int64_t);
+
+template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
+[[gnu::flatten]] void transform_row_baseline(F const& f, S* const* ptr, std::int64_t const* inner, std::int64_t n) {
+    transform_row<cpu_isa::baseline, D, S, C, NOut, NIn>(f, ptr, inner, n);
+}
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
+template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
+[[gnu::flatten, gnu::target("arch=x86-64-v3")]] void transform_row_v3(F const& f, S* const* ptr,
+                                                                      std::int64_t const* inner, std::int64_t n) {
+    transform_row<cpu_isa::x86_64_v3, D, S, C, NOut, NIn>(f, ptr, inner, n);
+}
+template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
+[[gnu::flatten, gnu::target("arch=x86-64-v4")]] void transform_row_v4(F const& f, S* const* ptr,
+                                                                      std::int64_t const* inner, std::int64_t n) {
+    transform_row<cpu_isa::x86_64_v4, D, S, C, NOut, NIn>(f, ptr, inner, n);
+}
+#endif
+
+template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
+transform_row_fn<D, S, C, NOut, NIn, F> transform_row_for(cpu_isa level) noexcept {
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
+    if (level == cpu_isa::x86_64_v4) return &transform_row_v4<D, S, C, NOut, NIn, F>;
+    if (level == cpu_isa::x86_64_v3) return &transform_row_v3<D, S, C, NOut, NIn, F>;
+#endif
+    (void)level;
+    return &transform_row_baseline<D, S, C, NOut, NIn, F>;
+}
+
 // Flat indices [begin, end) of the layout, row by row.
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 void transform_range(F const& f, elementwise_layout const& layout, std::int64_t begin, std::int64_t end) {
@@ -96,9 +216,7 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
         coord[d] = outer % layout.sizes[d];
         outer /= layout.sizes[d];
     }
-    // Through a pointer: g++ 12 treats a direct call of a target_clones
-    // function as unable to throw (device/cpu/for_each.h).
-    auto* volatile row_fn = &transform_row<D, S, C, NOut, NIn, F>;
+    auto const row_fn = transform_row_for<D, S, C, NOut, NIn, F>(host_cpu_isa());
     for (std::int64_t i = begin; i < end;) {
         S* ptr[N];
         for (int k = 0; k < N; ++k) {
