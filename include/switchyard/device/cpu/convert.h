@@ -177,7 +177,7 @@ SWITCHYARD_INLINE void load_lanes(S const* src, C* dst) {
     if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
         static_assert(W % 16 == 0);
         for (int j = 0; j < W; j += 16) {
-            auto const* bits = reinterpret_cast<std::uint16_t const*>(src + j);
+            [[maybe_unused]] auto const* bits = reinterpret_cast<std::uint16_t const*>(src + j);
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS) && !defined(SWITCHYARD_NO_F16C)
             if constexpr (I == cpu_isa::x86_64_v4) f16_load16_v4(bits, dst + j);
             if constexpr (I == cpu_isa::x86_64_v3) f16_load16_v3(bits, dst + j);
@@ -195,7 +195,7 @@ SWITCHYARD_INLINE void store_lanes(C const* src, S* dst) {
     if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
         static_assert(W % 16 == 0);
         for (int j = 0; j < W; j += 16) {
-            auto* bits = reinterpret_cast<std::uint16_t*>(dst + j);
+            [[maybe_unused]] auto* bits = reinterpret_cast<std::uint16_t*>(dst + j);
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS) && !defined(SWITCHYARD_NO_F16C)
             if constexpr (I == cpu_isa::x86_64_v4) f16_store16_v4(src + j, bits);
             if constexpr (I == cpu_isa::x86_64_v3) f16_store16_v3(src + j, bits);
