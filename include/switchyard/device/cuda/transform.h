@@ -18,8 +18,9 @@
 //  - general: any layout; element by element in the coalesced interleaved
 //    order, each element's coordinates found once with precomputed division
 //    (view/fast_divide.h) and shared by all operands.
-// Both run one tile per block (device/cuda/for_each.h says why) with the
-// elements per thread of cuda_per_thread. The op never sees any of this.
+// Both run one tile per block (device/cuda/for_each.h says why); the general
+// kernel with the elements per thread of cuda_per_thread, the vector kernel
+// with cuda_vector_chunks. The op never sees any of this.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -205,6 +206,13 @@ __global__ void __launch_bounds__(Block)
     }
 }
 
+// 16-byte chunks per thread in the vector kernel: one, and two for 8-byte
+// types. With two or four, broadcasts of 2-byte types over rows fell to
+// 90% and 70% of copy bandwidth (docs/benchmarks.md); f64 was measured at
+// two.
+template <typename S>
+inline constexpr int cuda_vector_chunks = sizeof(S) == 8 ? 2 : 1;
+
 // Whether the vector kernel can run the layout with L elements a chunk.
 template <typename S, int L>
 bool cuda_vector_layout(elementwise_layout const& l) {
@@ -240,7 +248,7 @@ void cuda_transform(Tag, F const& f, elementwise_layout const& layout, int opera
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
     cuda_layout<N> const params = to_cuda_layout<N>(layout);
     if (cuda_vector_layout<S, lanes>(layout)) {
-        constexpr int chunks_per_thread = per_thread / lanes > 0 ? per_thread / lanes : 1;
+        constexpr int chunks_per_thread = cuda_vector_chunks<S>;
         std::int64_t const chunks = layout.numel / lanes;
         constexpr std::int64_t tile = std::int64_t{block} * chunks_per_thread;
         std::int64_t const tiles = (chunks + tile - 1) / tile;
