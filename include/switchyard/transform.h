@@ -159,7 +159,8 @@ void run_transform(Tag tag, strided_ref const (&outs)[NOut], F const& f, strided
             cpu_transform<type, S, C, static_cast<int>(NOut), static_cast<int>(NIn)>(tag, f, layout);
         } else if constexpr (device == device_kind::cuda) {
 #if defined(__CUDACC__)
-            cuda_transform<S, C, static_cast<int>(NOut), static_cast<int>(NIn)>(tag, f, layout, outs[0].device_index);
+            cuda_transform<type, S, C, static_cast<int>(NOut), static_cast<int>(NIn)>(tag, f, layout,
+                                                                                      outs[0].device_index);
 #else
             static_assert(device != device_kind::cuda,
                           "transform: the tag names device cuda, which needs this file compiled by nvcc");
