@@ -17,6 +17,8 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtensio
 here = Path(__file__).resolve().parent
 repo = here.parents[1]
 ops = ("softplus", "softplus_backward", "mul_sigmoid", "relu", "op", "functional")
+# Device-independent registrations, compiled by the C++ compiler either way.
+host_only = [str(repo / "examples" / "torch" / "inplace_autograd.cpp")]
 
 wanted = os.environ.get("SWITCHYARD_EXAMPLES_CUDA", "auto")
 cuda_possible = torch.version.cuda is not None and (
@@ -33,7 +35,7 @@ module = str(here / "switchyard_examples" / "module.cpp")
 if use_cuda:
     extension = CUDAExtension(
         "switchyard_examples._C",
-        [module] + [str(repo / "examples" / "torch" / "cuda" / f"{op}.cu") for op in ops],
+        [module] + host_only + [str(repo / "examples" / "torch" / "cuda" / f"{op}.cu") for op in ops],
         include_dirs=[str(repo / "include")],
         # On top of PyTorch's default nvcc flags (which define
         # __CUDA_NO_HALF_OPERATORS__ and friends): C++20, and
@@ -47,7 +49,7 @@ if use_cuda:
 else:
     extension = CppExtension(
         "switchyard_examples._C",
-        [module] + [str(repo / "examples" / "torch" / f"{op}.cpp") for op in ops],
+        [module] + host_only + [str(repo / "examples" / "torch" / f"{op}.cpp") for op in ops],
         include_dirs=[str(repo / "include")],
         extra_compile_args=cxx_flags,
     )

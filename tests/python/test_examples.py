@@ -1,5 +1,5 @@
-"""The example ops against PyTorch: values, layouts, out=, autograd,
-opcheck, torch.compile and error messages."""
+"""The example ops against PyTorch: values, layouts, out=, autograd (in-place
+ops too), opcheck, torch.compile and error messages."""
 
 import itertools
 
@@ -112,6 +112,79 @@ def test_in_place_ops(dtype, device):
     a = x.clone().t()
     ops.lerp_(a, y.t(), 0.5)
     torch.testing.assert_close(a, torch.lerp(x, y, 0.5).t(), rtol=2e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_ops_record_their_derivative(device):
+    # scale_ on a non-leaf: the gradient flows through it (w.grad 6, not 2).
+    w = torch.ones(4, dtype=torch.float64, device=device, requires_grad=True)
+    y = w * 2
+    version = y._version
+    ops.scale_(y, 3.0)
+    assert y._version > version
+    y.sum().backward()
+    torch.testing.assert_close(w.grad, torch.full_like(w, 6.0))
+    # lerp_: d/da = 1 - weight, d/db = weight.
+    a0 = torch.randn(5, dtype=torch.float64, device=device, requires_grad=True)
+    b = torch.randn(5, dtype=torch.float64, device=device, requires_grad=True)
+    a = a0 * 1
+    ops.lerp_(a, b, 0.25)
+    torch.testing.assert_close(a, torch.lerp(a0, b, 0.25))
+    a.sum().backward()
+    torch.testing.assert_close(a0.grad, torch.full_like(a0, 0.75))
+    torch.testing.assert_close(b.grad, torch.full_like(b, 0.25))
+    # gradcheck and gradgradcheck through a clone (the ops write their input)
+    x = torch.randn(3, 4, dtype=torch.float64, device=device, requires_grad=True)
+    z = torch.randn(3, 4, dtype=torch.float64, device=device, requires_grad=True)
+
+    def scaled(t):
+        t = t.clone()
+        ops.scale_(t, -1.5)
+        return t
+
+    def lerped(t, u):
+        t = t.clone()
+        ops.lerp_(t, u, 0.3)
+        return t
+
+    assert torch.autograd.gradcheck(scaled, (x,))
+    assert torch.autograd.gradgradcheck(scaled, (x,))
+    assert torch.autograd.gradcheck(lerped, (x, z))
+    assert torch.autograd.gradgradcheck(lerped, (x, z))
+    # Under no_grad they simply run, on leaves too.
+    leaf = torch.ones(3, device=device, requires_grad=True)
+    with torch.no_grad():
+        ops.scale_(leaf, 2.0)
+    torch.testing.assert_close(leaf.detach(), torch.full((3,), 2.0, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_ops_differentiate_under_torch_compile(device):
+    @torch.compile(fullgraph=True, backend="aot_eager")
+    def f(x, b):
+        y = x * 2
+        ops.scale_(y, 3.0)
+        ops.lerp_(y, b, 0.25)
+        return y
+
+    x = torch.randn(8, device=device, requires_grad=True)
+    b = torch.randn(8, device=device, requires_grad=True)
+    out = f(x, b)
+    torch.testing.assert_close(out, torch.lerp(x * 6, b, 0.25))
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, torch.full_like(x, 4.5))
+    torch.testing.assert_close(b.grad, torch.full_like(b, 0.25))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_ops_refuse_leaves_that_require_grad(device):
+    # As PyTorch's in-place ops: refused before anything is written.
+    leaf = torch.ones(3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        ops.scale_(leaf, 2.0)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
+        ops.lerp_(leaf[:2], torch.zeros(2, device=device), 0.5)
+    torch.testing.assert_close(leaf.detach(), torch.ones(3, device=device))
 
 
 @pytest.mark.parametrize("device", DEVICES)

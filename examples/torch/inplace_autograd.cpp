@@ -1,0 +1,87 @@
+// Autograd for the in-place example ops scale_ and lerp_, registered in C++
+// on the Autograd key for every device. Without it PyTorch's fallback let
+// `y = w * 2; scale_(y, 3); y.sum().backward()` give w.grad 2 instead of 6,
+// and let the ops overwrite a leaf that requires grad.
+//
+// Each op is a torch::autograd::Function: forward redispatches below
+// autograd (so the CPU, CUDA, Meta or functionalization kernel runs) and marks
+// the tensor it wrote dirty, which bumps its version and rebases its history
+// onto this node; backward is the derivative, itself differentiable. A leaf
+// that requires grad (or a view of one) is refused before anything is
+// written, with PyTorch's own message.
+#include <ATen/TensorOperators.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+namespace switchyard_examples {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// x *= alpha: d/dx = alpha.
+struct scale_inplace : torch::autograd::Function<scale_inplace> {
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor x, double alpha) {
+        static auto const op = c10::Dispatcher::singleton()
+                                   .findSchemaOrThrow("switchyard_examples::scale_", "")
+                                   .typed<void(at::Tensor&, double)>();
+        {
+            at::AutoDispatchBelowADInplaceOrView below;
+            op.call(x, alpha);
+        }
+        ctx->saved_data["alpha"] = alpha;
+        ctx->mark_dirty({x});
+        return x;
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        return {grads[0] * ctx->saved_data["alpha"].toDouble(), at::Tensor()};
+    }
+};
+
+// a += weight * (b - a): d/da = 1 - weight, d/db = weight.
+struct lerp_inplace : torch::autograd::Function<lerp_inplace> {
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor a, at::Tensor const& b, double weight) {
+        static auto const op = c10::Dispatcher::singleton()
+                                   .findSchemaOrThrow("switchyard_examples::lerp_", "")
+                                   .typed<void(at::Tensor&, at::Tensor const&, double)>();
+        {
+            at::AutoDispatchBelowADInplaceOrView below;
+            op.call(a, b, weight);
+        }
+        ctx->saved_data["weight"] = weight;
+        ctx->mark_dirty({a});
+        return a;
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        double const weight = ctx->saved_data["weight"].toDouble();
+        return {grads[0] * (1.0 - weight), grads[0] * weight, at::Tensor()};
+    }
+};
+
+// What PyTorch's in-place ops check first (torch::autograd::check_inplace).
+void check_writable(at::Tensor const& t) {
+    if (!at::GradMode::is_enabled() || !t.requires_grad()) return;
+    TORCH_CHECK(!t.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
+    TORCH_CHECK(!(t.is_view() && t._base().is_leaf()),
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+void scale_autograd(at::Tensor& x, double alpha) {
+    check_writable(x);
+    scale_inplace::apply(x, alpha);
+}
+void lerp_autograd(at::Tensor& a, at::Tensor const& b, double weight) {
+    check_writable(a);
+    lerp_inplace::apply(a, b, weight);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(switchyard_examples, Autograd, m) {
+    m.impl("scale_", &scale_autograd);
+    m.impl("lerp_", &lerp_autograd);
+}
+
+}  // namespace switchyard_examples
