@@ -188,6 +188,22 @@ def test_in_place_ops_refuse_leaves_that_require_grad(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_softplus_out_refuses_arguments_that_require_grad(device):
+    # As torch.ops.aten.softplus.out: out= functions have no derivative.
+    x = torch.randn(4, device=device)
+    out = torch.zeros(4, device=device)
+    message = "functions with out=... arguments don't support automatic differentiation"
+    with pytest.raises(RuntimeError, match=message):
+        ops.softplus.out(x.clone().requires_grad_(), 1.0, 20.0, out=out)
+    with pytest.raises(RuntimeError, match=message):
+        ops.softplus.out(x, 1.0, 20.0, out=out.clone().requires_grad_())
+    torch.testing.assert_close(out, torch.zeros(4, device=device))
+    with torch.no_grad():
+        ops.softplus.out(x.clone().requires_grad_(), 1.0, 20.0, out=out)
+    torch.testing.assert_close(out, F.softplus(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_softplus_gradcheck(device):
     x = (torch.randn(6, 5, dtype=torch.float64, device=device) * 4).requires_grad_()
     assert torch.autograd.gradcheck(lambda t: sx.softplus(t, 1.0, 20.0), (x,))

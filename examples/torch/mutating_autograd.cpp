@@ -1,7 +1,9 @@
-// Autograd for the in-place example ops scale_ and lerp_, registered in C++
-// on the Autograd key for every device. Without it PyTorch's fallback let
-// `y = w * 2; scale_(y, 3); y.sum().backward()` give w.grad 2 instead of 6,
-// and let the ops overwrite a leaf that requires grad.
+// Autograd for the example ops that write their arguments: the in-place
+// scale_ and lerp_, and softplus.out. Registered in C++ on the Autograd key
+// for every device (torch.library.register_autograd refuses such ops).
+// Without it PyTorch's fallback let `y = w * 2; scale_(y, 3);
+// y.sum().backward()` give w.grad 2 instead of 6, let the ops overwrite a
+// leaf that requires grad, and let softplus.out write outside the graph.
 //
 // Each op is a torch::autograd::Function: forward redispatches below
 // autograd (so the CPU, CUDA, Meta or functionalization kernel runs) and marks
@@ -68,6 +70,20 @@ void check_writable(at::Tensor const& t) {
                 "a view of a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
+// softplus.out has no derivative, as PyTorch's out= functions have none: it
+// refuses arguments that require grad instead of writing `out` outside the
+// graph.
+void softplus_out_autograd(at::Tensor const& x, double beta, double threshold, at::Tensor& out) {
+    TORCH_CHECK(!at::GradMode::is_enabled() || !(x.requires_grad() || out.requires_grad()),
+                "softplus.out: functions with out=... arguments don't support automatic differentiation, but one of "
+                "the arguments requires grad.");
+    static auto const op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("switchyard_examples::softplus", "out")
+                               .typed<void(at::Tensor const&, double, double, at::Tensor&)>();
+    at::AutoDispatchBelowADInplaceOrView below;
+    op.call(x, beta, threshold, out);
+}
+
 void scale_autograd(at::Tensor& x, double alpha) {
     check_writable(x);
     scale_inplace::apply(x, alpha);
@@ -82,6 +98,7 @@ void lerp_autograd(at::Tensor& a, at::Tensor const& b, double weight) {
 TORCH_LIBRARY_IMPL(switchyard_examples, Autograd, m) {
     m.impl("scale_", &scale_autograd);
     m.impl("lerp_", &lerp_autograd);
+    m.impl("softplus.out", &softplus_out_autograd);
 }
 
 }  // namespace switchyard_examples
