@@ -216,6 +216,29 @@ def test_softplus_gradcheck(device):
     torch.testing.assert_close(g, gr)
 
 
+# torch.func.jvp warns that torch.jit.script is deprecated (torch 2.13's own call).
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("device", DEVICES)
+def test_softplus_second_and_forward_mode_derivatives(device):
+    x = (torch.randn(6, 5, dtype=torch.float64, device=device) * 4).requires_grad_()
+    for beta, threshold in ((1.0, 20.0), (2.0, 3.0)):
+        assert torch.autograd.gradgradcheck(lambda t: sx.softplus(t, beta, threshold), (x,))
+        grad = torch.randn(6, 5, dtype=torch.float64, device=device, requires_grad=True)
+        assert torch.autograd.gradgradcheck(lambda g, t: ops.softplus_backward(g, t, beta, threshold), (grad, x))
+    # Forward mode (dual tensors) against PyTorch's softplus.
+    import torch.autograd.forward_ad as fwAD
+
+    xd, tangent = x.detach(), torch.randn_like(x.detach())
+    with fwAD.dual_level():
+        ours = fwAD.unpack_dual(sx.softplus(fwAD.make_dual(xd, tangent), 2.0, 3.0)).tangent
+        theirs = fwAD.unpack_dual(F.softplus(fwAD.make_dual(xd, tangent), 2.0, 3.0)).tangent
+    torch.testing.assert_close(ours, theirs)
+    # torch.func's transforms do not reach C++ ops' autograd here: they must
+    # fail, not return zero tangents as they did.
+    with pytest.raises(NotImplementedError):
+        torch.func.jvp(lambda t: sx.softplus(t, 1.0, 20.0), (xd,), (tangent,))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck(device):
     x = torch.randn(3, 4, dtype=torch.float32, device=device)

@@ -2,8 +2,9 @@
 
 Importing the package loads the C++ extension, which registers the ops as
 torch.ops.switchyard_examples.*; this module adds what torch.compile and
-autograd need (fake implementations and softplus's derivative) and short
-Python wrappers.
+autograd need (fake implementations and the derivatives of softplus and
+mul_sigmoid; the ops that write their arguments have theirs in C++,
+examples/torch/mutating_autograd.cpp) and short Python wrappers.
 """
 
 import torch
@@ -109,20 +110,77 @@ def _mul_sigmoid_fake(x, gate):
 
 
 # softplus's derivative: sigmoid(beta * x), and 1 where beta * x > threshold
-# (where the forward returns x), as in PyTorch.
-def _softplus_setup(ctx, inputs, output):
-    x, beta, threshold = inputs
-    ctx.save_for_backward(x)
-    ctx.beta, ctx.threshold = beta, threshold
+# (where the forward returns x), as in PyTorch; softplus_backward's own
+# derivatives make double backward right. Written as autograd.Functions on
+# the Autograd key rather than with torch.library.register_autograd, which
+# gives no forward-mode derivative (dual tensors got no tangent) and left
+# softplus_backward without one (wrong second derivatives).
+def _below_autograd(op, *args):
+    with torch._C._AutoDispatchBelowAutograd():
+        return op(*args)
 
 
-def _softplus_backward(ctx, grad):
-    (x,) = ctx.saved_tensors
-    return ops.softplus_backward(grad, x, ctx.beta, ctx.threshold), None, None
+def _softplus_backward_dx(grad, x, beta, threshold):
+    # d/dx of grad * sigmoid(beta * x): grad * beta * s * (1 - s); 0 above the threshold.
+    bx = x * beta
+    s = torch.sigmoid(bx)
+    return torch.where(bx > threshold, torch.zeros_like(s), grad * beta * s * (1 - s))
 
 
-torch.library.register_autograd(
-    "switchyard_examples::softplus", _softplus_backward, setup_context=_softplus_setup
+class _Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(x, beta, threshold):
+        return _below_autograd(ops.softplus.default, x, beta, threshold)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ctx.beta, ctx.threshold = inputs
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return ops.softplus_backward(grad, x, ctx.beta, ctx.threshold), None, None
+
+    @staticmethod
+    def jvp(ctx, x_t, beta_t, threshold_t):
+        (x,) = ctx.saved_tensors
+        return ops.softplus_backward(x_t, x, ctx.beta, ctx.threshold)
+
+
+class _SoftplusBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(grad, x, beta, threshold):
+        return _below_autograd(ops.softplus_backward.default, grad, x, beta, threshold)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        grad, x, ctx.beta, ctx.threshold = inputs
+        ctx.save_for_backward(grad, x)
+        ctx.save_for_forward(grad, x)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x = ctx.saved_tensors
+        grad_grad = ops.softplus_backward(gg, x, ctx.beta, ctx.threshold)
+        return grad_grad, gg * _softplus_backward_dx(grad, x, ctx.beta, ctx.threshold), None, None
+
+    @staticmethod
+    def jvp(ctx, grad_t, x_t, beta_t, threshold_t):
+        grad, x = ctx.saved_tensors
+        out = torch.zeros_like(x)
+        if grad_t is not None:
+            out = out + ops.softplus_backward(grad_t, x, ctx.beta, ctx.threshold)
+        if x_t is not None:
+            out = out + x_t * _softplus_backward_dx(grad, x, ctx.beta, ctx.threshold)
+        return out
+
+
+_autograd = torch.library.Library("switchyard_examples", "IMPL")
+_autograd.impl("softplus", lambda x, beta=1.0, threshold=20.0: _Softplus.apply(x, beta, threshold), "Autograd")
+_autograd.impl(
+    "softplus_backward", lambda grad, x, beta, threshold: _SoftplusBackward.apply(grad, x, beta, threshold), "Autograd"
 )
 
 
