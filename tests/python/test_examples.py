@@ -204,6 +204,31 @@ def test_softplus_out_refuses_arguments_that_require_grad(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_softplus_out_through_negative_views(device):
+    # PyTorch's fallback for negative views hit an internal assert on this
+    # out= overload and the interpreter then aborted (issue 18).
+    x = torch.randn(3, 4, device=device)
+    out = torch._neg_view(torch.zeros(3, 4, device=device))
+    ops.softplus.out(x, 2.0, 5.0, out=out)
+    torch.testing.assert_close(out, F.softplus(x, 2.0, 5.0))
+    torch.testing.assert_close(out._base, -F.softplus(x, 2.0, 5.0))
+    # negative input and output, transposed; a complex conjugate's imag
+    out = torch._neg_view(torch.zeros(4, 3, device=device)).t()
+    ops.softplus.out(torch._neg_view(x.clone()), 1.0, 20.0, out=out)
+    torch.testing.assert_close(out, F.softplus(-x))
+    out = torch.zeros(3, 4, dtype=torch.complex64, device=device).conj().imag
+    ops.softplus.out(x, 1.0, 20.0, out=out)
+    torch.testing.assert_close(out, F.softplus(x))
+    with torch.inference_mode():
+        out = torch._neg_view(torch.zeros(3, 4, device=device))
+        ops.softplus.out(x, 1.0, 20.0, out=out)
+    torch.testing.assert_close(out, F.softplus(x))
+    torch.library.opcheck(ops.softplus.out, (x, 1.0, 20.0), {"out": torch._neg_view(torch.zeros(3, 4, device=device))})
+    with pytest.raises(RuntimeError, match="softplus: argument 'out' has dtype ComplexFloat"):
+        ops.softplus.out(x, 1.0, 20.0, out=torch.zeros(3, 4, dtype=torch.complex64, device=device).conj())
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_softplus_gradcheck(device):
     x = (torch.randn(6, 5, dtype=torch.float64, device=device) * 4).requires_grad_()
     assert torch.autograd.gradcheck(lambda t: sx.softplus(t, 1.0, 20.0), (x,))

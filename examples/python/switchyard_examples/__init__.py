@@ -4,7 +4,7 @@ Importing the package loads the C++ extension, which registers the ops as
 torch.ops.switchyard_examples.*; this module adds what torch.compile and
 autograd need (fake implementations and the derivatives of softplus and
 mul_sigmoid; the ops that write their arguments have theirs in C++,
-examples/torch/mutating_autograd.cpp) and short Python wrappers.
+examples/torch/mutating_ops.cpp) and short Python wrappers.
 """
 
 import torch

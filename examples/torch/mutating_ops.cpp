@@ -1,17 +1,22 @@
-// Autograd for the example ops that write their arguments: the in-place
-// scale_ and lerp_, and softplus.out. Registered in C++ on the Autograd key
-// for every device (torch.library.register_autograd refuses such ops).
-// Without it PyTorch's fallback let `y = w * 2; scale_(y, 3);
-// y.sum().backward()` give w.grad 2 instead of 6, let the ops overwrite a
-// leaf that requires grad, and let softplus.out write outside the graph.
+// What the example ops that write their arguments (the in-place scale_ and
+// lerp_, and softplus.out) need from PyTorch beyond their CPU and CUDA
+// kernels, registered in C++ for every device:
+//  - Autograd (torch.library.register_autograd refuses such ops). Without it
+//    PyTorch's fallback let `y = w * 2; scale_(y, 3); y.sum().backward()`
+//    give w.grad 2 instead of 6, let the ops overwrite a leaf that requires
+//    grad, and let softplus.out write outside the graph.
+//  - softplus.out into a negative view (torch._neg_view, x.conj().imag):
+//    PyTorch's fallback for negative views cannot handle an out= overload
+//    that returns nothing and aborted the process.
 //
-// Each op is a torch::autograd::Function: forward redispatches below
-// autograd (so the CPU, CUDA, Meta or functionalization kernel runs) and marks
-// the tensor it wrote dirty, which bumps its version and rebases its history
-// onto this node; backward is the derivative, itself differentiable. A leaf
-// that requires grad (or a view of one) is refused before anything is
-// written, with PyTorch's own message.
+// Each in-place op is a torch::autograd::Function: forward redispatches
+// below autograd (so the CPU, CUDA, Meta or functionalization kernel runs)
+// and marks the tensor it wrote dirty, which bumps its version and rebases
+// its history onto this node; backward is the derivative, itself
+// differentiable. A leaf that requires grad (or a view of one) is refused
+// before anything is written, with PyTorch's own message.
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
@@ -84,6 +89,23 @@ void softplus_out_autograd(at::Tensor const& x, double beta, double threshold, a
     op.call(x, beta, threshold, out);
 }
 
+// softplus.out with negative views: the input is resolved (a negated copy),
+// and a negative `out` gets the result through a plain temporary and copy_,
+// which writes through the negative bit.
+void softplus_out_resolving_negative(at::Tensor const& x, double beta, double threshold, at::Tensor& out) {
+    static auto const op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("switchyard_examples::softplus", "out")
+                               .typed<void(at::Tensor const&, double, double, at::Tensor&)>();
+    at::Tensor const input = x.resolve_neg();
+    if (!out.is_neg()) {
+        op.call(input, beta, threshold, out);
+        return;
+    }
+    at::Tensor result = at::empty(out.sizes(), out.options());
+    op.call(input, beta, threshold, result);
+    out.copy_(result);
+}
+
 void scale_autograd(at::Tensor& x, double alpha) {
     check_writable(x);
     scale_inplace::apply(x, alpha);
@@ -100,5 +122,7 @@ TORCH_LIBRARY_IMPL(switchyard_examples, Autograd, m) {
     m.impl("lerp_", &lerp_autograd);
     m.impl("softplus.out", &softplus_out_autograd);
 }
+
+TORCH_LIBRARY_IMPL(switchyard_examples, Negative, m) { m.impl("softplus.out", &softplus_out_resolving_negative); }
 
 }  // namespace switchyard_examples
