@@ -5,6 +5,7 @@
 //    PyTorch's fallback let `y = w * 2; scale_(y, 3); y.sum().backward()`
 //    give w.grad 2 instead of 6, let the ops overwrite a leaf that requires
 //    grad, and let softplus.out write outside the graph.
+//  - ADInplaceOrView: the written tensor's version counter moves.
 //  - softplus.out into a negative view (torch._neg_view, x.conj().imag):
 //    PyTorch's fallback for negative views cannot handle an out= overload
 //    that returns nothing and aborted the process.
@@ -28,15 +29,32 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// The ops, called again through the dispatcher below the key being handled.
+auto const& scale_op() {
+    static auto const op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("switchyard_examples::scale_", "")
+                               .typed<void(at::Tensor&, double)>();
+    return op;
+}
+auto const& lerp_op() {
+    static auto const op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("switchyard_examples::lerp_", "")
+                               .typed<void(at::Tensor&, at::Tensor const&, double)>();
+    return op;
+}
+auto const& softplus_out_op() {
+    static auto const op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("switchyard_examples::softplus", "out")
+                               .typed<void(at::Tensor const&, double, double, at::Tensor&)>();
+    return op;
+}
+
 // x *= alpha: d/dx = alpha.
 struct scale_inplace : torch::autograd::Function<scale_inplace> {
     static at::Tensor forward(AutogradContext* ctx, at::Tensor x, double alpha) {
-        static auto const op = c10::Dispatcher::singleton()
-                                   .findSchemaOrThrow("switchyard_examples::scale_", "")
-                                   .typed<void(at::Tensor&, double)>();
         {
             at::AutoDispatchBelowADInplaceOrView below;
-            op.call(x, alpha);
+            scale_op().call(x, alpha);
         }
         ctx->saved_data["alpha"] = alpha;
         ctx->mark_dirty({x});
@@ -50,12 +68,9 @@ struct scale_inplace : torch::autograd::Function<scale_inplace> {
 // a += weight * (b - a): d/da = 1 - weight, d/db = weight.
 struct lerp_inplace : torch::autograd::Function<lerp_inplace> {
     static at::Tensor forward(AutogradContext* ctx, at::Tensor a, at::Tensor const& b, double weight) {
-        static auto const op = c10::Dispatcher::singleton()
-                                   .findSchemaOrThrow("switchyard_examples::lerp_", "")
-                                   .typed<void(at::Tensor&, at::Tensor const&, double)>();
         {
             at::AutoDispatchBelowADInplaceOrView below;
-            op.call(a, b, weight);
+            lerp_op().call(a, b, weight);
         }
         ctx->saved_data["weight"] = weight;
         ctx->mark_dirty({a});
@@ -82,28 +97,47 @@ void softplus_out_autograd(at::Tensor const& x, double beta, double threshold, a
     TORCH_CHECK(!at::GradMode::is_enabled() || !(x.requires_grad() || out.requires_grad()),
                 "softplus.out: functions with out=... arguments don't support automatic differentiation, but one of "
                 "the arguments requires grad.");
-    static auto const op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("switchyard_examples::softplus", "out")
-                               .typed<void(at::Tensor const&, double, double, at::Tensor&)>();
-    at::AutoDispatchBelowADInplaceOrView below;
-    op.call(x, beta, threshold, out);
+    at::AutoDispatchBelowAutograd below;  // not below ADInplaceOrView: out's version must move
+    softplus_out_op().call(x, beta, threshold, out);
 }
 
 // softplus.out with negative views: the input is resolved (a negated copy),
 // and a negative `out` gets the result through a plain temporary and copy_,
 // which writes through the negative bit.
 void softplus_out_resolving_negative(at::Tensor const& x, double beta, double threshold, at::Tensor& out) {
-    static auto const op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("switchyard_examples::softplus", "out")
-                               .typed<void(at::Tensor const&, double, double, at::Tensor&)>();
     at::Tensor const input = x.resolve_neg();
     if (!out.is_neg()) {
-        op.call(input, beta, threshold, out);
+        softplus_out_op().call(input, beta, threshold, out);
         return;
     }
     at::Tensor result = at::empty(out.sizes(), out.options());
-    op.call(input, beta, threshold, result);
+    softplus_out_op().call(input, beta, threshold, result);
     out.copy_(result);
+}
+
+// ADInplaceOrView: the written tensor's version moves, as PyTorch's in-place
+// and out= ops do (a custom op's default there does nothing), so autograd
+// notices a tensor it saved being overwritten, in inference mode too.
+void scale_bumping_version(at::Tensor& x, double alpha) {
+    {
+        at::AutoDispatchBelowADInplaceOrView below;
+        scale_op().call(x, alpha);
+    }
+    torch::autograd::impl::bump_version(x);
+}
+void lerp_bumping_version(at::Tensor& a, at::Tensor const& b, double weight) {
+    {
+        at::AutoDispatchBelowADInplaceOrView below;
+        lerp_op().call(a, b, weight);
+    }
+    torch::autograd::impl::bump_version(a);
+}
+void softplus_out_bumping_version(at::Tensor const& x, double beta, double threshold, at::Tensor& out) {
+    {
+        at::AutoDispatchBelowADInplaceOrView below;
+        softplus_out_op().call(x, beta, threshold, out);
+    }
+    torch::autograd::impl::bump_version(out);
 }
 
 void scale_autograd(at::Tensor& x, double alpha) {
@@ -121,6 +155,12 @@ TORCH_LIBRARY_IMPL(switchyard_examples, Autograd, m) {
     m.impl("scale_", &scale_autograd);
     m.impl("lerp_", &lerp_autograd);
     m.impl("softplus.out", &softplus_out_autograd);
+}
+
+TORCH_LIBRARY_IMPL(switchyard_examples, ADInplaceOrView, m) {
+    m.impl("scale_", &scale_bumping_version);
+    m.impl("lerp_", &lerp_bumping_version);
+    m.impl("softplus.out", &softplus_out_bumping_version);
 }
 
 TORCH_LIBRARY_IMPL(switchyard_examples, Negative, m) { m.impl("softplus.out", &softplus_out_resolving_negative); }

@@ -177,6 +177,26 @@ def test_in_place_ops_differentiate_under_torch_compile(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_written_tensors_version_moves(device):
+    # A tensor autograd saved, overwritten by out= or in place: backward must
+    # refuse, as with PyTorch's ops (the version counter did not move).
+    w = torch.randn(4, device=device, requires_grad=True)
+    h = torch.randn(4, device=device)
+    y = (w * h).sum()
+    ops.softplus.out(torch.randn(4, device=device), 1.0, 20.0, out=h)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    for write in (lambda t: ops.scale_(t, 2.0), lambda t: ops.lerp_(t, torch.zeros_like(t), 0.5)):
+        t = torch.randn(4, device=device)
+        version = t._version
+        write(t)
+        assert t._version > version
+        with torch.inference_mode():
+            write(t)
+        assert t._version > version + 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_in_place_ops_refuse_leaves_that_require_grad(device):
     # As PyTorch's in-place ops: refused before anything is written.
     leaf = torch.ones(3, device=device, requires_grad=True)
@@ -262,6 +282,8 @@ def test_softplus_second_and_forward_mode_derivatives(device):
     # fail, not return zero tangents as they did.
     with pytest.raises(NotImplementedError):
         torch.func.jvp(lambda t: sx.softplus(t, 1.0, 20.0), (xd,), (tangent,))
+    with pytest.raises(NotImplementedError):
+        torch.func.grad(lambda t: sx.softplus(t, 1.0, 20.0).sum())(xd)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -236,9 +236,8 @@ __global__ void __launch_bounds__(Block)
 }
 
 // 16-byte chunks per thread in the vector kernel: one, and two for 8-byte
-// types. With two or four, broadcasts of 2-byte types over rows fell to
-// 90% and 70% of copy bandwidth (docs/benchmarks.md); f64 was measured at
-// two.
+// types. More made 2-byte broadcasts over rows slower (docs/benchmarks.md);
+// f64 was measured at two.
 template <typename S>
 inline constexpr int cuda_vector_chunks = sizeof(S) == 8 ? 2 : 1;
 
