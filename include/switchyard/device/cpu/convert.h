@@ -120,6 +120,10 @@ inline f16_converters const& f16_block_converters() {
     return converters;
 }
 
+// f16 storage computed as float: the pairs F16C converts.
+template <dtype D, typename S, typename C>
+inline constexpr bool is_f16_as_float = D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>;
+
 template <dtype D, typename S>
 inline constexpr bool is_16bit_float_storage = (D == dtype::f16 || D == dtype::bf16) && sizeof(S) == 2;
 
@@ -158,7 +162,7 @@ SWITCHYARD_INLINE S store_value(C const& c) noexcept {
 // compile time.
 template <cpu_isa I, dtype D, typename S, typename C>
 constexpr bool converts_lanes() {
-    if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
+    if constexpr (is_f16_as_float<D, S, C>) {
 #if defined(SWITCHYARD_NO_F16C)
         return false;
 #else
@@ -174,7 +178,7 @@ constexpr bool converts_lanes() {
 // sixteen at a time, which is W for float.
 template <cpu_isa I, dtype D, int W, typename S, typename C>
 SWITCHYARD_INLINE void load_lanes(S const* src, C* dst) {
-    if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
+    if constexpr (is_f16_as_float<D, S, C>) {
         static_assert(W % 16 == 0);
         for (int j = 0; j < W; j += 16) {
             [[maybe_unused]] auto const* bits = reinterpret_cast<std::uint16_t const*>(src + j);
@@ -192,7 +196,7 @@ SWITCHYARD_INLINE void load_lanes(S const* src, C* dst) {
 }
 template <cpu_isa I, dtype D, int W, typename S, typename C>
 SWITCHYARD_INLINE void store_lanes(C const* src, S* dst) {
-    if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
+    if constexpr (is_f16_as_float<D, S, C>) {
         static_assert(W % 16 == 0);
         for (int j = 0; j < W; j += 16) {
             [[maybe_unused]] auto* bits = reinterpret_cast<std::uint16_t*>(dst + j);
@@ -216,7 +220,7 @@ SWITCHYARD_INLINE void load_block(S const* src, std::int64_t stride, C* dst, std
         C const v = load_value<D, C>(*src);
         for (std::int64_t j = 0; j < n; ++j) dst[j] = v;
     } else if (stride == 1) {
-        if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>)
+        if constexpr (is_f16_as_float<D, S, C>)
             f16_block_converters().load(reinterpret_cast<std::uint16_t const*>(src), dst, n);
         else
             for (std::int64_t j = 0; j < n; ++j) dst[j] = load_value<D, C>(src[j]);
@@ -229,7 +233,7 @@ SWITCHYARD_INLINE void load_block(S const* src, std::int64_t stride, C* dst, std
 template <dtype D, typename S, typename C>
 SWITCHYARD_INLINE void store_block(C const* src, S* dst, std::int64_t stride, std::int64_t n) {
     if (stride == 1) {
-        if constexpr (D == dtype::f16 && sizeof(S) == 2 && std::is_same_v<C, float>)
+        if constexpr (is_f16_as_float<D, S, C>)
             f16_block_converters().store(src, reinterpret_cast<std::uint16_t*>(dst), n);
         else
             for (std::int64_t j = 0; j < n; ++j) dst[j] = store_value<D, S>(src[j]);

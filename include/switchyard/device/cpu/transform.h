@@ -46,6 +46,19 @@ inline constexpr std::int64_t cpu_transform_block = 256;
 template <typename C>
 inline constexpr int transform_lanes = sizeof(C) >= 256 ? 1 : static_cast<int>(256 / sizeof(C));
 
+// out[o][j] = the function's o-th result on (in[0][j], in[1][j], ...) for j
+// in [0, n): the loop both kinds of row run, over registers or buffers.
+template <typename C, int NOut, int NIn, typename F, typename In, typename Out, typename N>
+SWITCHYARD_INLINE void apply_kernel(F const& kernel, In const& in, Out& out, N n) {
+    [&]<std::size_t... K, std::size_t... O>(std::index_sequence<K...>, std::index_sequence<O...>) {
+        for (N j = 0; j < n; ++j) {
+            auto const r = kernel(in[K][j]...);
+            ((out[O][j] = result_value<O, C>(r)), ...);
+        }
+    }
+    (std::make_index_sequence<NIn>{}, std::make_index_sequence<NOut>{});
+}
+
 template <int NOut, int NIn>
 bool row_is_dense(std::int64_t const* inner) {
     for (int k = 0; k < NOut; ++k)
@@ -94,13 +107,7 @@ SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* pt
         C in[NI][W];
         C out[NOut][W];
         for (int k = 0; k < NIn; ++k) load_lanes<I, D, W>(src[k] + g * step[k], in[k]);
-        [&]<std::size_t... K, std::size_t... O>(std::index_sequence<K...>, std::index_sequence<O...>) {
-            for (int j = 0; j < W; ++j) {
-                auto const r = kernel(in[K][j]...);
-                ((out[O][j] = result_value<O, C>(r)), ...);
-            }
-        }
-        (std::make_index_sequence<NIn>{}, std::make_index_sequence<NOut>{});
+        apply_kernel<C, NOut, NIn>(kernel, in, out, W);
         for (int o = 0; o < NOut; ++o) store_lanes<I, D, W>(out[o], ptr[o] + g * W);
     }
     return groups * W;
@@ -139,13 +146,7 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
             if constexpr (std::is_same_v<S, C>)
                 if (inner[o] == 1) out[o] = ptr[o] + j0;
         }
-        [&]<std::size_t... K, std::size_t... O>(std::index_sequence<K...>, std::index_sequence<O...>) {
-            for (std::int64_t j = 0; j < m; ++j) {
-                auto const r = kernel(in[K][j]...);
-                ((out[O][j] = result_value<O, C>(r)), ...);
-            }
-        }
-        (std::make_index_sequence<NIn>{}, std::make_index_sequence<NOut>{});
+        apply_kernel<C, NOut, NIn>(kernel, in, out, m);
         for (int o = 0; o < NOut; ++o)
             if (out[o] == out_buffer[o]) store_block<D>(out_buffer[o], ptr[o] + j0 * inner[o], inner[o], m);
     }
