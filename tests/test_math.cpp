@@ -776,6 +776,18 @@ static_assert(std::is_same_v<decltype(sy::exp(sy::half(1.0f))), float>);
 static_assert(std::is_same_v<decltype(sy::sigmoid(sy::bfloat16(1.0f))), float>);
 static_assert(sy::min(2.0f, 1) == 1.0f && sy::select(false, 1.0, 0) == 0.0);
 
+// Found writing the fuzz target: select, min and max on integers were
+// ambiguous between the float and double overloads.
+TEST_CASE("math: select, min and max on integers", "[math]") {
+    STATIC_REQUIRE(sy::select(true, 3, 4) == 3);
+    STATIC_REQUIRE(std::is_same_v<decltype(sy::select(false, std::int64_t{3}, std::int64_t{4})), std::int64_t>);
+    CHECK(sy::min(opaque(-2), 5) == -2);
+    CHECK(sy::max(opaque(-2), 5) == 5);
+    CHECK(sy::min(opaque(std::int64_t{1} << 40), std::int64_t{7}) == 7);
+    CHECK(sy::max(opaque(0xFFFFFFFFu), 1u) == 0xFFFFFFFFu);
+    CHECK(sy::select(opaque(1) > 0, std::uint8_t{9}, std::uint8_t{1}) == 9);
+}
+
 TEST_CASE("math: using namespace switchyard leaves unqualified calls unambiguous", "[math]") {
     float (*const exp_f32)(float) = &sy::exp;
     CHECK(exp_f32(opaque(0.0f)) == 1.0f);

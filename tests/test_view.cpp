@@ -105,6 +105,16 @@ TEST_CASE("strided_ref validates and names the argument", "[view]") {
                       Catch::Contains("'s': sizes x strides overflow int64 (dimension 0)"));
     CHECK_THROWS_WITH(strided_ref::make(x, dtype::f32, device_kind::cpu, {3, 4}, {1}, "m"),
                       Catch::Contains("'m': 2 sizes but 1 strides"));
+    // Issue 18: a pointer between elements was read through typed pointers.
+    auto* const bytes = reinterpret_cast<unsigned char*>(x);
+    CHECK_THROWS_WITH(
+        strided_ref::make(bytes + 1, dtype::f32, device_kind::cpu, {2}, {1}, "odd"),
+        Catch::Contains("'odd': data pointer 0x") && Catch::Contains("is not aligned to its 4-byte f32 elements"));
+    CHECK_THROWS_WITH(strided_ref::make(bytes + 2, dtype::f64, device_kind::cuda, {1}, {1}, "odd"),
+                      Catch::Contains("8-byte f64 elements"));
+    CHECK_NOTHROW(strided_ref::make(bytes + 2, dtype::f16, device_kind::cpu, {1}, {1}, "half"));
+    CHECK_NOTHROW(strided_ref::make(bytes + 1, dtype::f32, device_kind::cpu, {0}, {1}, "empty"));
+    CHECK_NOTHROW(strided_ref::make(bytes + 1, dtype::f32, device_kind::webgpu, {2}, {1}, "handle"));
     auto const c = strided_ref::contiguous(x, dtype::f32, device_kind::cpu, {2, 1, 2}, "c");
     CHECK(c.is_contiguous());
     CHECK(c.numel() == 4);
@@ -216,6 +226,36 @@ TEST_CASE("hostile strides: no signed overflow, and spans past int64 still overl
         strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {0, big, big}, {0, big, 1}, "huge_empty");
     CHECK(strided_ref::contiguous_like(buf.data(), huge_empty, "like").numel() == 0);  // no UB in its strides
     CHECK(huge_empty.is_contiguous());                                                 // empty
+}
+
+// Found by tests/fuzz/fuzz_views.cpp (issue 18): empty arrays with stride-0
+// or huge dimensions.
+TEST_CASE("empty arrays: contiguous, no internal overlap, no overflow when coalesced or permuted", "[view]") {
+    std::vector<float> buf(4);
+    // [0, 3] with stride 0 everywhere names no element: it is contiguous and
+    // an output may have that layout (is_contiguous said false, and
+    // has_internal_overlap true).
+    auto const expanded_empty = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {0, 3}, {0, 0}, "e");
+    CHECK(expanded_empty.is_contiguous());
+    CHECK_FALSE(has_internal_overlap(expanded_empty));
+    CHECK(has_internal_overlap(strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {1, 3}, {0, 0}, "x")));
+    // Merging [2^62, 2, 2] (strides 0) multiplied the sizes past int64.
+    std::int64_t const big = std::int64_t{1} << 62;
+    auto const wide_empty =
+        strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {0, big, 2, 2}, {1, 0, 0, 0}, "w");
+    CHECK(detail::coalesce(wide_empty).rank >= 2);
+    // numel() of an empty array permuted so that its large sizes come first.
+    auto const huge = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {big, 0, 4}, {1, 1, 1}, "h");
+    iteration_order order = iteration_order::logical(3);
+    order.dims[0] = 0;
+    order.dims[1] = 2;
+    order.dims[2] = 1;
+    CHECK(order.permute(huge).numel() == 0);
+    // A stride of INT64_MIN is refused where it is used, not on a dimension of size 1.
+    auto const one = strided_ref::make(buf.data(), dtype::f32, device_kind::cpu, {1, 2},
+                                       {std::numeric_limits<std::int64_t>::min(), 1}, "one");
+    CHECK(one.is_contiguous());
+    CHECK(detail::coalesce(one).rank == 1);
 }
 
 TEST_CASE("coalescing and iteration orders", "[view]") {

@@ -126,6 +126,7 @@
 //              error 2^-61.2.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 
@@ -539,6 +540,22 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float max(float a, float b) n
 template <int = 0>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double max(double a, double b) noexcept {
     return -min(-a, -b);
+}
+
+// Integers (int32 and int64 index math, codes, masks): plain comparisons.
+// Both arguments have one integer type; mixed types convert as for the float
+// overloads. A non-template ::min(int, int) (CUDA's) still wins the tie.
+template <std::integral T>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr T select(bool cond, T a, T b) noexcept {
+    return cond ? a : b;
+}
+template <std::integral T>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr T min(T a, T b) noexcept {
+    return b < a ? b : a;
+}
+template <std::integral T>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr T max(T a, T b) noexcept {
+    return a < b ? b : a;
 }
 
 // -------------------------------------------------------------------- sqrt --

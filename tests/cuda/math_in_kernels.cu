@@ -14,6 +14,13 @@ __global__ void all_math(T const* x, T* y, int n) {
     y[i] = sy::select(v > T(0), acc, -acc);
 }
 
+// Integer select, min and max in device code, beside CUDA's own ::min/::max.
+__global__ void integer_math(int const* x, long long* y, int n) {
+    int const i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n) return;
+    y[i] = sy::select(x[i] > 0, sy::min(x[i], 7), sy::max(x[i], -7)) + sy::min(static_cast<long long>(i), 3ll);
+}
+
 // Device code also gets the constexpr versions.
 __global__ void constants(float* y) {
     constexpr float e = sy::exp(1.0f);
@@ -28,4 +35,5 @@ void launch(float const* xf, float* yf, double const* xd, double* yd, int n) {
     all_math<<<(n + 127) / 128, 128>>>(xf, yf, n);
     all_math<<<(n + 127) / 128, 128>>>(xd, yd, n);
     constants<<<1, 1>>>(yf);
+    integer_math<<<1, 32>>>(nullptr, nullptr, 0);
 }

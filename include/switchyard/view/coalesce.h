@@ -23,10 +23,12 @@ inline coalesced_dims coalesce(strided_ref const& ref) noexcept {
     for (std::int32_t d = 0; d < ref.rank; ++d) {
         std::int64_t const size = ref.sizes[d], stride = ref.strides[d];
         if (size == 1) continue;
-        // (An empty array may have any strides: size * stride can overflow.)
-        std::int64_t span = 0;
-        if (c.rank > 0 && !__builtin_mul_overflow(size, stride, &span) && c.strides[c.rank - 1] == span) {
-            c.sizes[c.rank - 1] *= size;
+        // (An empty array may have any sizes and strides: size * stride and
+        // the merged size can overflow.)
+        std::int64_t span = 0, merged = 0;
+        if (c.rank > 0 && !__builtin_mul_overflow(size, stride, &span) && c.strides[c.rank - 1] == span &&
+            !__builtin_mul_overflow(c.sizes[c.rank - 1], size, &merged)) {
+            c.sizes[c.rank - 1] = merged;
             c.strides[c.rank - 1] = stride;
         } else {
             c.sizes[c.rank] = size;

@@ -8,12 +8,14 @@
 //
 // Construction validates what views rely on and names the argument in every
 // error: rank <= max_rank, sizes >= 0, a non-null pointer when there are
-// elements, and no int64 overflow of the element count or of any offset.
+// elements, the pointer aligned to the element size (CPU and CUDA), and no
+// int64 overflow of the element count or of any offset.
 // It is trivially copyable, so kernels can capture views built from it.
 #pragma once
 
 #include <concepts>
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -76,18 +78,24 @@ struct strided_ref {
         }
     }
 
+    // make checks the count in dimension order; an empty array's other
+    // sizes may multiply past int64 in another order (after a permutation).
     constexpr std::int64_t numel() const noexcept {
+        for (std::int32_t d = 0; d < rank; ++d)
+            if (sizes[d] == 0) return 0;
         std::int64_t n = 1;
         for (std::int32_t d = 0; d < rank; ++d) n *= sizes[d];
         return n;
     }
 
-    // Row-major contiguous (dimensions of size 1 may have any stride).
+    // Row-major contiguous (dimensions of size 1 may have any stride; an
+    // empty array is contiguous, as in PyTorch).
     constexpr bool is_contiguous() const noexcept {
+        for (std::int32_t d = 0; d < rank; ++d)
+            if (sizes[d] == 0) return true;
         std::uint64_t expected = 1;  // unsigned, as in row_major_strides
         for (std::int32_t d = rank; d-- > 0;) {
             if (sizes[d] == 1) continue;
-            if (sizes[d] == 0) return true;
             if (static_cast<std::uint64_t>(strides[d]) != expected) return false;
             expected *= static_cast<std::uint64_t>(sizes[d]);
         }
@@ -114,6 +122,12 @@ constexpr std::uint64_t stride_magnitude(std::int64_t stride) noexcept {
 }
 
 inline std::string ref_label(char const* name) { return std::string("'") + (name ? name : "tensor") + "'"; }
+
+inline std::string address_string(void const* p) {
+    char text[2 + 16 + 1];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+    return text;
+}
 
 }  // namespace detail
 
@@ -146,13 +160,23 @@ inline strided_ref strided_ref::make(void* data, dtype type, device_kind device,
     if (numel > 0) {
         for (std::int64_t d = 0; d < rank; ++d) {
             std::int64_t span = 0;
-            if (strides[d] == INT64_MIN ||
+            // |INT64_MIN| does not fit int64; a dimension of size 1 never uses its stride.
+            if ((strides[d] == INT64_MIN && sizes[d] > 1) ||
                 __builtin_mul_overflow(sizes[d] - 1, static_cast<std::int64_t>(detail::stride_magnitude(strides[d])),
                                        &span) ||
                 __builtin_add_overflow(reach, span, &reach))
                 fail("sizes x strides overflow int64 (dimension " + std::to_string(d) + ")");
         }
         if (data == nullptr) fail("data pointer is null but the array has " + std::to_string(numel) + " elements");
+        // Elements are read through typed pointers (and vectors of them): a
+        // pointer between elements (torch.frombuffer with a byte offset) is
+        // refused rather than read misaligned. On shader devices data is a
+        // buffer handle.
+        std::size_t const element = dtype_size(type);
+        if ((device == device_kind::cpu || device == device_kind::cuda) &&
+            reinterpret_cast<std::uintptr_t>(data) % element != 0)
+            fail("data pointer " + detail::address_string(data) + " is not aligned to its " + std::to_string(element) +
+                 "-byte " + std::string(to_string(type)) + " elements; pass memory aligned to the element size");
     }
     return r;
 }
