@@ -74,7 +74,10 @@ at::Tensor relu(at::Tensor const& input) {
     if (!input.device().is_cpu() && !input.device().is_cuda())
         throw std::runtime_error("relu: argument 'x' is on " + input.device().str() +
                                  "; this baseline only has CPU and CUDA kernels");
-    at::Tensor const x = input.contiguous();
+    // A tensor whose data sits between element boundaries (torch.frombuffer
+    // with a byte offset) would be read through misaligned pointers: copy it.
+    bool const misaligned = reinterpret_cast<std::uintptr_t>(input.data_ptr()) % input.element_size() != 0;
+    at::Tensor const x = misaligned ? input.clone(at::MemoryFormat::Contiguous) : input.contiguous();
     at::Tensor out = at::empty_like(x);
     switch (x.scalar_type()) {
         case at::kFloat: relu_any<float>(x, out); break;

@@ -278,12 +278,20 @@ def test_softplus_second_and_forward_mode_derivatives(device):
         ours = fwAD.unpack_dual(sx.softplus(fwAD.make_dual(xd, tangent), 2.0, 3.0)).tangent
         theirs = fwAD.unpack_dual(F.softplus(fwAD.make_dual(xd, tangent), 2.0, 3.0)).tangent
     torch.testing.assert_close(ours, theirs)
-    # torch.func's transforms do not reach C++ ops' autograd here: they must
-    # fail, not return zero tangents as they did.
-    with pytest.raises(NotImplementedError):
+    # torch.func's grad and jvp do not reach derivatives registered with the
+    # dispatcher: they must fail naming the op (they returned zero tangents,
+    # then PyTorch's internal "could not find kernel for custom_function_call").
+    # vmap works.
+    unsupported = r"switchyard_examples::{}: torch\.func\.grad, vjp, jvp, jacrev and jacfwd are not supported"
+    with pytest.raises(NotImplementedError, match=unsupported.format("softplus")):
         torch.func.jvp(lambda t: sx.softplus(t, 1.0, 20.0), (xd,), (tangent,))
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(NotImplementedError, match=unsupported.format("softplus")):
         torch.func.grad(lambda t: sx.softplus(t, 1.0, 20.0).sum())(xd)
+    with pytest.raises(NotImplementedError, match=unsupported.format("softplus_backward")):
+        torch.func.grad(lambda t: ops.softplus_backward(t, xd, 1.0, 20.0).sum())(xd)
+    with pytest.raises(NotImplementedError, match=unsupported.format("mul_sigmoid")):
+        torch.func.grad(lambda t: sx.mul_sigmoid(t, xd).sum())(xd)
+    torch.testing.assert_close(torch.func.vmap(lambda t: sx.softplus(t, 2.0, 3.0))(xd), F.softplus(xd, 2.0, 3.0))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -321,8 +329,12 @@ def test_bad_inputs_raise_runtime_errors_naming_op_and_argument(device):
         sx.softplus(torch.ones(3, 4, dtype=torch.int32, device=device))
     with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has dtype Double but 'x' has Float"):
         sx.softplus(x, out=torch.empty(3, 4, dtype=torch.float64, device=device))
-    with pytest.raises(RuntimeError, match=r"softplus: argument 'out' has shape \[4, 3\] but the result has shape \[3, 4\]"):
-        sx.softplus(x, out=torch.empty(4, 3, device=device))
+    # An out= of another shape is resized, as PyTorch's out= ops do (their
+    # deprecation warning, from C++, goes to stderr through torch.ops).
+    wrong = torch.empty(4, 2, device=device)
+    sx.softplus(x, out=wrong)
+    assert wrong.shape == (3, 4)
+    torch.testing.assert_close(wrong, F.softplus(x))
     with pytest.raises(RuntimeError, match=r"relu: argument 'x' has dtype Int"):
         sx.relu(torch.ones(3, dtype=torch.int32, device=device))
     with pytest.raises(RuntimeError, match=r"lerp_cast: argument 'b' has shape \[4\] but 'a' has \[3\]"):
@@ -361,6 +373,21 @@ def test_misaligned_and_in_place_outputs(device):
         want = F.softplus(x)
         ops.softplus.out(x, 1.0, 20.0, out=x)
         torch.testing.assert_close(x, want, msg=lambda m: f"{dtype} in place: {m}")
+
+
+def test_tensors_between_element_boundaries_are_refused():
+    """Issue 18: a tensor whose data pointer is not a multiple of its element
+    size (torch.frombuffer with a byte offset) was read through misaligned
+    typed pointers; switchyard refuses it, naming the op and the argument."""
+    raw = bytearray(4 * 9)
+    x = torch.frombuffer(raw, dtype=torch.float32, offset=1, count=8)
+    assert x.data_ptr() % 4 != 0
+    with pytest.raises(RuntimeError, match=r"softplus: argument 'x'.*not aligned to its 4-byte f32 elements"):
+        sx.softplus(x)
+    # The relu baseline (no switchyard) copies such a tensor instead.
+    torch.testing.assert_close(sx.relu(x), torch.relu(x))
+    aligned = torch.frombuffer(raw, dtype=torch.float32, offset=4, count=8)
+    torch.testing.assert_close(sx.relu(aligned), torch.relu(aligned))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device besides the CPU")

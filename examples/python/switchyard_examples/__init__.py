@@ -120,6 +120,20 @@ def _below_autograd(op, *args):
         return op(*args)
 
 
+# torch.func's grad and jvp transforms do not reach derivatives registered on
+# an operator's Autograd key (PyTorch's own custom_op + register_autograd
+# fails the same way, with an error about setup_context). Refuse them by
+# name; vmap works (PyTorch's batching fallback runs the op per example).
+def _refuse_func_transforms(op):
+    top = torch._C._functorch.peek_interpreter_stack()
+    if top is not None and top.key() in (torch._C._functorch.TransformType.Grad, torch._C._functorch.TransformType.Jvp):
+        raise NotImplementedError(
+            f"switchyard_examples::{op}: torch.func.grad, vjp, jvp, jacrev and jacfwd are not supported by this "
+            "operator (its derivatives are registered with the dispatcher, which torch.func transforms do not "
+            "reach); use torch.autograd.grad or torch.autograd.forward_ad, which support first and second "
+            "derivatives, or torch.func.vmap")
+
+
 def _softplus_backward_dx(grad, x, beta, threshold):
     # d/dx of grad * sigmoid(beta * x): grad * beta * s * (1 - s); 0 above the threshold.
     bx = x * beta
@@ -177,31 +191,49 @@ class _SoftplusBackward(torch.autograd.Function):
         return out
 
 
+def _softplus_autograd(x, beta=1.0, threshold=20.0):
+    _refuse_func_transforms("softplus")
+    return _Softplus.apply(x, beta, threshold)
+
+
+def _softplus_backward_autograd(grad, x, beta, threshold):
+    _refuse_func_transforms("softplus_backward")
+    return _SoftplusBackward.apply(grad, x, beta, threshold)
+
+
 _autograd = torch.library.Library("switchyard_examples", "IMPL")
-_autograd.impl("softplus", lambda x, beta=1.0, threshold=20.0: _Softplus.apply(x, beta, threshold), "Autograd")
-_autograd.impl(
-    "softplus_backward", lambda grad, x, beta, threshold: _SoftplusBackward.apply(grad, x, beta, threshold), "Autograd"
-)
+_autograd.impl("softplus", _softplus_autograd, "Autograd")
+_autograd.impl("softplus_backward", _softplus_backward_autograd, "Autograd")
 
 
 # mul_sigmoid's derivatives: d/dx = sigmoid(gate) (the op itself, applied to
 # the gradient), d/dgate = x * s * (1 - s), summed over the dimensions the
-# gate was broadcast along.
-def _mul_sigmoid_setup(ctx, inputs, output):
-    ctx.save_for_backward(*inputs)
+# gate was broadcast along. Registered on the Autograd key as softplus is,
+# so torch.func transforms get the error above.
+class _MulSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(x, gate):
+        return _below_autograd(ops.mul_sigmoid.default, x, gate)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, gate = ctx.saved_tensors
+        grad_x = grad_gate = None
+        if ctx.needs_input_grad[0]:
+            grad_x = ops.mul_sigmoid(grad, gate).sum_to_size(x.shape)
+        if ctx.needs_input_grad[1]:
+            s = torch.sigmoid(gate)
+            grad_gate = (grad * x * s * (1 - s)).sum_to_size(gate.shape)
+        return grad_x, grad_gate
 
 
-def _mul_sigmoid_backward(ctx, grad):
-    x, gate = ctx.saved_tensors
-    grad_x = grad_gate = None
-    if ctx.needs_input_grad[0]:
-        grad_x = ops.mul_sigmoid(grad, gate).sum_to_size(x.shape)
-    if ctx.needs_input_grad[1]:
-        s = torch.sigmoid(gate)
-        grad_gate = (grad * x * s * (1 - s)).sum_to_size(gate.shape)
-    return grad_x, grad_gate
+def _mul_sigmoid_autograd(x, gate):
+    _refuse_func_transforms("mul_sigmoid")
+    return _MulSigmoid.apply(x, gate)
 
 
-torch.library.register_autograd(
-    "switchyard_examples::mul_sigmoid", _mul_sigmoid_backward, setup_context=_mul_sigmoid_setup
-)
+_autograd.impl("mul_sigmoid", _mul_sigmoid_autograd, "Autograd")

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/DeviceGuard.h>
@@ -168,18 +169,18 @@ public:
         return out;
     }
 
-    // Adds `out` (an out= argument or an in-place self) as an output named
-    // `name`: on the primary tensor's device, with its dtype and the
-    // broadcast shape (an empty out= is resized to it, as PyTorch's ops do),
-    // no internal overlap, and no memory shared with an input unless it is
-    // exactly that input (memory the strides cannot prove disjoint counts as
-    // shared).
+    // Adds the out= argument `out` as an output named `name`: on the primary
+    // tensor's device, with its dtype and the broadcast shape (an out= of
+    // another shape is resized to it as PyTorch's out= ops do, with their
+    // deprecation warning when it had elements), no internal overlap, and no
+    // memory shared with an input unless it is exactly that input (memory
+    // the strides cannot prove disjoint counts as shared).
     op_args& output(char const* name, at::Tensor const& out) {
         if (out.defined() && out.scalar_type() != dtype_)
             fail(std::string("argument '") + name + "' has dtype " + c10::toString(out.scalar_type()) + " but '" +
                  refs_[0].name + "' has " + c10::toString(dtype_) + "; the result's dtype is " + c10::toString(dtype_));
         std::vector<std::int64_t> const shape = broadcast_shape();
-        if (out.defined() && out.numel() == 0 && !out.sizes().equals(shape)) out.resize_(shape);
+        if (out.defined() && out.device() == tensors_[0].device()) at::native::resize_output(out, shape);
         // Shapes formatted without c10::str: an ostream crashed inside the
         // nvcc-built example extension on the GPU machine (torch 2.11).
         if (out.defined() && !out.sizes().equals(shape))
