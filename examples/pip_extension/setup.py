@@ -1,0 +1,17 @@
+# The switchyard headers come from the installed package.
+import switchyard
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+setup(
+    packages=["scaled_add"],
+    ext_modules=[
+        CppExtension(
+            "scaled_add._C",
+            ["scaled_add/scaled_add.cpp", "scaled_add/module.cpp"],
+            include_dirs=[switchyard.get_include()],
+            extra_compile_args=["-std=c++20", "-O3", "-fvisibility=hidden"],
+        )
+    ],
+    cmdclass={"build_ext": BuildExtension},
+)
