@@ -542,9 +542,10 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double max(double a, double b
     return -min(-a, -b);
 }
 
-// Integers (int32 and int64 index math, codes, masks): plain comparisons.
-// Both arguments have one integer type; mixed types convert as for the float
-// overloads. A non-template ::min(int, int) (CUDA's) still wins the tie.
+// Integers (int32 and int64 index math, codes, masks): plain comparisons,
+// both arguments of one integer type. A non-template ::min(int, int) (CUDA's)
+// still wins the tie; with both `using namespace std` and `using namespace
+// switchyard`, an unqualified min(i, j) on integers is ambiguous (qualify it).
 template <std::integral T>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr T select(bool cond, T a, T b) noexcept {
     return cond ? a : b;

@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
             random_inputs = std::atol(argv[++i]);
         } else if (arg == "--seed" && i + 1 < argc) {
             seed = std::strtoull(argv[++i], nullptr, 10);
+        } else if (!std::filesystem::exists(arg)) {
+            std::fprintf(stderr, "replay: no such corpus file or folder: %s\n", arg.c_str());
+            return 2;
         } else if (std::filesystem::is_directory(arg)) {
             for (auto const& entry : std::filesystem::directory_iterator(arg))
                 if (entry.is_regular_file()) {

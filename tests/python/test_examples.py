@@ -335,6 +335,13 @@ def test_bad_inputs_raise_runtime_errors_naming_op_and_argument(device):
     sx.softplus(x, out=wrong)
     assert wrong.shape == (3, 4)
     torch.testing.assert_close(wrong, F.softplus(x))
+    # Resizing reallocates the storage x shares with out: x is read from the
+    # new storage, not the freed one (review finding).
+    base = torch.randn(4, device=device)
+    x_part, want = base[:2], F.softplus(base[:2])
+    out_part = base[3:]
+    sx.softplus(x_part, out=out_part)
+    torch.testing.assert_close(out_part, want)
     with pytest.raises(RuntimeError, match=r"relu: argument 'x' has dtype Int"):
         sx.relu(torch.ones(3, dtype=torch.int32, device=device))
     with pytest.raises(RuntimeError, match=r"lerp_cast: argument 'b' has shape \[4\] but 'a' has \[3\]"):
@@ -470,7 +477,7 @@ def test_mul_sigmoid_errors_gradients_and_compile(device):
     for gate_shape in [(4, 5), (5,), (4, 1), ()]:
         xg = x.clone().requires_grad_()
         gate = torch.randn(gate_shape, dtype=torch.float64, device=device, requires_grad=True)
-        assert torch.autograd.gradcheck(sx.mul_sigmoid, (xg, gate))
+        assert torch.autograd.gradcheck(sx.mul_sigmoid, (xg, gate), check_forward_ad=True)
         torch.library.opcheck(ops.mul_sigmoid.default, (xg, gate))
 
     @torch.compile(fullgraph=True, backend="aot_eager")

@@ -63,6 +63,8 @@ def _softplus_fake(x, beta=1.0, threshold=20.0):
 @torch.library.register_fake("switchyard_examples::softplus.out")
 def _softplus_out_fake(x, beta=1.0, threshold=20.0, *, out):
     _same_device("softplus", x=x, out=out)
+    if out.shape != x.shape:  # resized as the C++ op resizes it
+        out.resize_(x.shape)
     return None
 
 
@@ -218,6 +220,7 @@ class _MulSigmoid(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(*inputs)
+        ctx.save_for_forward(*inputs)
 
     @staticmethod
     def backward(ctx, grad):
@@ -229,6 +232,17 @@ class _MulSigmoid(torch.autograd.Function):
             s = torch.sigmoid(gate)
             grad_gate = (grad * x * s * (1 - s)).sum_to_size(gate.shape)
         return grad_x, grad_gate
+
+    @staticmethod
+    def jvp(ctx, x_t, gate_t):
+        x, gate = ctx.saved_tensors
+        s = torch.sigmoid(gate)
+        out = torch.zeros(torch.broadcast_shapes(x.shape, gate.shape), dtype=x.dtype, device=x.device)
+        if x_t is not None:
+            out = out + x_t * s
+        if gate_t is not None:
+            out = out + x * s * (1 - s) * gate_t
+        return out
 
 
 def _mul_sigmoid_autograd(x, gate):

@@ -180,7 +180,11 @@ public:
             fail(std::string("argument '") + name + "' has dtype " + c10::toString(out.scalar_type()) + " but '" +
                  refs_[0].name + "' has " + c10::toString(dtype_) + "; the result's dtype is " + c10::toString(dtype_));
         std::vector<std::int64_t> const shape = broadcast_shape();
-        if (out.defined() && out.device() == tensors_[0].device()) at::native::resize_output(out, shape);
+        // Resizing can reallocate storage that an input shares (x = base[:2],
+        // out = base[3:]): the inputs' data pointers are read again after it.
+        if (out.defined() && out.device() == tensors_[0].device() && at::native::resize_output(out, shape))
+            for (std::size_t i = 0; i < count_; ++i)
+                refs_[i] = strided_source<at::Tensor>::ref(tensors_[i], refs_[i].name);
         // Shapes formatted without c10::str: an ostream crashed inside the
         // nvcc-built example extension on the GPU machine (torch 2.11).
         if (out.defined() && !out.sizes().equals(shape))
