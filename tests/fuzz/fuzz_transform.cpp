@@ -108,22 +108,42 @@ bool same_value(S a, S b) {
     }
 }
 
-// The functions: exact in every dtype (no multiply-add to contract), and
-// integers kept small so nothing overflows.
-struct kernels {
+// The function of one to three inputs: exact in every dtype (no multiply-add
+// to contract), and integers kept small so nothing overflows. With two
+// outputs the second is min(first input, last input).
+template <bool TwoOutputs>
+struct kernel {
     template <typename C>
-    static C one(C a) {
+    static C value(C a) {
         return C(0) - a;
     }
     template <typename C>
-    static C two(C a, C b) {
+    static C value(C a, C b) {
         return a - b;
     }
     template <typename C>
-    static C three(C a, C b, C c) {
+    static C value(C a, C b, C c) {
         return sy::max(a - b, c);
     }
+    template <typename C, typename... Rest>
+    auto operator()(C first, Rest... rest) const {
+        C const v = value(first, rest...);
+        if constexpr (TwoOutputs) {
+            C const last[] = {first, rest...};
+            return sy::results{v, sy::min(first, last[sizeof...(Rest)])};
+        } else {
+            return v;
+        }
+    }
 };
+
+// The next coordinates of `shape` in row-major order.
+void step(std::vector<std::int64_t>& c, std::vector<std::int64_t> const& shape) {
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        if (++c[d] < shape[d]) return;
+        c[d] = 0;
+    }
+}
 
 template <sy::dtype D>
 void run(fuzz::bytes& in) {
@@ -145,10 +165,8 @@ void run(fuzz::bytes& in) {
         if (!make_array(in, D, shape, false, outs[k])) return;
     array ins[3];
     bool bad_shape = false;
-    int in_place = -1;
     for (int k = 0; k < n_in; ++k) {
         if (k == 0 && in.in(0, 4) == 0) {  // exactly the output: in place
-            in_place = 0;
             ins[0].ref = outs[0].ref;
             continue;
         }
@@ -178,56 +196,34 @@ void run(fuzz::bytes& in) {
             C v[3] = {};
             for (int k = 0; k < n_in; ++k) v[k] = load(ins[k].ref, c);
             if (mapped_first) v[0] = static_cast<C>(static_cast<S>(negate(v[0])));
-            C const r = n_in == 1   ? kernels::one(v[0])
-                        : n_in == 2 ? kernels::two(v[0], v[1])
-                                    : kernels::three(v[0], v[1], v[2]);
+            C const r = n_in == 1   ? kernel<false>::value(v[0])
+                        : n_in == 2 ? kernel<false>::value(v[0], v[1])
+                                    : kernel<false>::value(v[0], v[1], v[2]);
             want[0].push_back(static_cast<S>(r));
             if (two_outputs) want[1].push_back(static_cast<S>(sy::min(v[0], v[n_in - 1])));
-            for (std::size_t d = shape.size(); d-- > 0;) {
-                if (++c[d] < shape[d]) break;
-                c[d] = 0;
-            }
+            step(c, shape);
         }
     }
 
-    sy::strided_ref const &o0 = outs[0].ref, &o1 = outs[1].ref;
-    sy::strided_ref const &a = ins[0].ref, &b = ins[1].ref, &cc = ins[2].ref;
+    sy::strided_ref const &o0 = outs[0].ref, &b = ins[1].ref, &cc = ins[2].ref;
+    // transform with n_in inputs, the first one given (plain or mapped).
+    auto const call = [&](auto const& out, auto const& f, auto const& first) {
+        if (n_in == 1) sy::transform(Tag{}, out, f, first);
+        if (n_in == 2) sy::transform(Tag{}, out, f, first, b);
+        if (n_in == 3) sy::transform(Tag{}, out, f, first, b, cc);
+    };
     try {
-        if (two_outputs) {
-            auto f1 = [](C x) { return sy::results{kernels::one(x), sy::min(x, x)}; };
-            auto f2 = [](C x, C y) { return sy::results{kernels::two(x, y), sy::min(x, y)}; };
-            auto f3 = [](C x, C y, C z) { return sy::results{kernels::three(x, y, z), sy::min(x, z)}; };
-            if (n_in == 1) sy::transform(Tag{}, sy::outputs(o0, o1), f1, a);
-            if (n_in == 2) sy::transform(Tag{}, sy::outputs(o0, o1), f2, a, b);
-            if (n_in == 3) sy::transform(Tag{}, sy::outputs(o0, o1), f3, a, b, cc);
-        } else if (mapped_first) {
-            auto const m = sy::mapped(a, negate);
-            if (n_in == 1)
-                sy::transform(
-                    Tag{}, o0, [](C x) { return kernels::one(x); }, m);
-            if (n_in == 2)
-                sy::transform(
-                    Tag{}, o0, [](C x, C y) { return kernels::two(x, y); }, m, b);
-            if (n_in == 3)
-                sy::transform(
-                    Tag{}, o0, [](C x, C y, C z) { return kernels::three(x, y, z); }, m, b, cc);
-        } else {
-            if (n_in == 1)
-                sy::transform(
-                    Tag{}, o0, [](C x) { return kernels::one(x); }, a);
-            if (n_in == 2)
-                sy::transform(
-                    Tag{}, o0, [](C x, C y) { return kernels::two(x, y); }, a, b);
-            if (n_in == 3)
-                sy::transform(
-                    Tag{}, o0, [](C x, C y, C z) { return kernels::three(x, y, z); }, a, b, cc);
-        }
+        if (two_outputs)
+            call(sy::outputs(o0, outs[1].ref), kernel<true>{}, ins[0].ref);
+        else if (mapped_first)
+            call(o0, kernel<false>{}, sy::mapped(ins[0].ref, negate));
+        else
+            call(o0, kernel<false>{}, ins[0].ref);
     } catch (std::invalid_argument const&) {
         FUZZ_CHECK(bad_shape);
         return;
     }
     FUZZ_CHECK(!bad_shape);
-    (void)in_place;
     std::vector<std::int64_t> c(shape.size(), 0);
     for (std::int64_t i = 0; i < numel; ++i) {
         for (int k = 0; k < (two_outputs ? 2 : 1); ++k) {
@@ -238,10 +234,7 @@ void run(fuzz::bytes& in) {
                              static_cast<double>(got), static_cast<double>(want[k][static_cast<std::size_t>(i)]));
             FUZZ_CHECK(same_value(got, want[k][static_cast<std::size_t>(i)]));
         }
-        for (std::size_t d = shape.size(); d-- > 0;) {
-            if (++c[d] < shape[d]) break;
-            c[d] = 0;
-        }
+        step(c, shape);
     }
 }
 

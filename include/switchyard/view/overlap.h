@@ -24,12 +24,10 @@ enum class memory_overlap { none, full, partial, unknown };
 // A dimension of size > 1 with stride 0 in an array that has elements (an
 // empty array names no element twice, whatever its strides).
 constexpr bool has_internal_overlap(strided_ref const& r) noexcept {
-    bool repeats = false;
-    for (std::int32_t d = 0; d < r.rank; ++d) {
-        if (r.sizes[d] == 0) return false;
-        repeats = repeats || (r.sizes[d] > 1 && r.strides[d] == 0);
-    }
-    return repeats;
+    if (r.empty()) return false;
+    for (std::int32_t d = 0; d < r.rank; ++d)
+        if (r.sizes[d] > 1 && r.strides[d] == 0) return true;
+    return false;
 }
 
 namespace detail {

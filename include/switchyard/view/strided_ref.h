@@ -78,11 +78,18 @@ struct strided_ref {
         }
     }
 
+    // A dimension of size 0: the array names no element, whatever its other
+    // sizes and strides.
+    constexpr bool empty() const noexcept {
+        for (std::int32_t d = 0; d < rank; ++d)
+            if (sizes[d] == 0) return true;
+        return false;
+    }
+
     // make checks the count in dimension order; an empty array's other
     // sizes may multiply past int64 in another order (after a permutation).
     constexpr std::int64_t numel() const noexcept {
-        for (std::int32_t d = 0; d < rank; ++d)
-            if (sizes[d] == 0) return 0;
+        if (empty()) return 0;
         std::int64_t n = 1;
         for (std::int32_t d = 0; d < rank; ++d) n *= sizes[d];
         return n;
@@ -91,8 +98,7 @@ struct strided_ref {
     // Row-major contiguous (dimensions of size 1 may have any stride; an
     // empty array is contiguous, as in PyTorch).
     constexpr bool is_contiguous() const noexcept {
-        for (std::int32_t d = 0; d < rank; ++d)
-            if (sizes[d] == 0) return true;
+        if (empty()) return true;
         std::uint64_t expected = 1;  // unsigned, as in row_major_strides
         for (std::int32_t d = rank; d-- > 0;) {
             if (sizes[d] == 1) continue;
