@@ -17,6 +17,22 @@
 #define SWITCHYARD_NOINLINE __attribute__((noinline))
 #endif
 
+// Marks the functions and variables that hold process-wide state: thread
+// pools, default devices, the current stream and trace, CUDA scratch pools,
+// the polling cap. They are hidden, so every shared library that includes
+// switchyard (each PyTorch extension) has its own state objects, whatever
+// visibility it is compiled with. Libraries that should share them (built
+// against the same switchyard) define SWITCHYARD_SHARED_STATE, all of them.
+// The rest of switchyard's inline code stays private only with
+// -fvisibility=hidden (see docs/torch.md).
+#if defined(_WIN32)
+#define SWITCHYARD_PROCESS_STATE
+#elif defined(SWITCHYARD_SHARED_STATE)
+#define SWITCHYARD_PROCESS_STATE __attribute__((visibility("default")))
+#else
+#define SWITCHYARD_PROCESS_STATE __attribute__((visibility("hidden")))
+#endif
+
 #define SWITCHYARD_VERSION_MAJOR 0
 #define SWITCHYARD_VERSION_MINOR 1
 #define SWITCHYARD_VERSION_PATCH 0

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/core/config.h"
 #include "switchyard/parallel/work_stealing_pool.h"
 
 namespace switchyard {
@@ -61,7 +62,7 @@ inline std::size_t threads_from_environment() {
     return n != 0 ? n : hardware_threads();
 }
 
-inline default_thread_pool& default_pool() {
+SWITCHYARD_PROCESS_STATE inline default_thread_pool& default_pool() {
     static default_thread_pool* const pool = new default_thread_pool(threads_from_environment());
     return *pool;
 }

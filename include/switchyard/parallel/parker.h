@@ -5,7 +5,8 @@
 //                     cpu_relax() between polls, then yielding its core
 //                     between polls (so a thread that shares the core runs)
 //   spin_until(p, s)  polls p() under policy s; true when p() became true
-//   polling_permit    a process-wide cap on idle threads polling at once
+//   polling_permit    a cap on idle threads polling at once (per library:
+//                     SWITCHYARD_PROCESS_STATE, core/config.h)
 //                     (hardware threads - 1): idle workers beyond it sleep
 //                     at once instead of taking cores from running threads
 //   park_slot         one thread sleeps on it (C++20 atomic wait, a futex on
@@ -17,6 +18,8 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+
+#include "switchyard/core/config.h"
 
 namespace switchyard {
 
@@ -62,7 +65,9 @@ bool spin_until(Ready&& ready, spin_policy const& policy) {
     return false;
 }
 
-// A process-wide cap on the number of idle threads that poll at once.
+// A cap on the number of idle threads that poll at once, shared by every
+// pool of the library (each shared library that includes switchyard has its
+// own: SWITCHYARD_PROCESS_STATE).
 // Polling only pays when the poller has a core to itself: with more pollers
 // than spare cores they take time from threads doing work. An idle worker
 // takes a permit before it polls, keeps it while it works and polls again,
@@ -103,7 +108,7 @@ public:
     }
 
 private:
-    static std::atomic<int>& counter() noexcept {
+    SWITCHYARD_PROCESS_STATE static std::atomic<int>& counter() noexcept {
         static std::atomic<int> pollers{0};
         return pollers;
     }

@@ -49,6 +49,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "switchyard/core/config.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/parallel/parallel_hint.h"
 #include "switchyard/parallel/parker.h"
@@ -98,7 +99,7 @@ namespace detail {
 
 // True on a pool's worker threads, and on a caller's thread while it runs
 // chunks: parallel_for called there runs inline.
-inline thread_local bool in_parallel_region = false;
+SWITCHYARD_PROCESS_STATE inline thread_local bool in_parallel_region = false;
 
 class region_guard {
 public:

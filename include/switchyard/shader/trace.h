@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "switchyard/core/config.h"
 #include "switchyard/core/bfloat16.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/core/half.h"
@@ -232,7 +233,7 @@ private:
 };
 
 namespace detail {
-inline trace*& active_trace() noexcept {
+SWITCHYARD_PROCESS_STATE inline trace*& active_trace() noexcept {
     thread_local trace* active = nullptr;
     return active;
 }

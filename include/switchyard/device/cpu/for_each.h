@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "switchyard/core/config.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/core/tag.h"
 #include "switchyard/parallel.h"
@@ -21,7 +22,7 @@ inline constexpr double for_each_ns_per_element = 1.0;
 // The pool behind tags that ask for scheduling::uniform: static blocks, the
 // lowest overhead for evenly priced elements. Sized like the default pool and
 // never destroyed, for the same reasons (default_pool.h).
-inline broadcast_pool& uniform_for_each_pool() {
+SWITCHYARD_PROCESS_STATE inline broadcast_pool& uniform_for_each_pool() {
     static broadcast_pool* const pool = new broadcast_pool(default_pool().num_threads());
     return *pool;
 }

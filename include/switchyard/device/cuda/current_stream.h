@@ -10,10 +10,12 @@
 // The default is nullptr, CUDA's legacy default stream.
 #pragma once
 
+#include "switchyard/core/config.h"
+
 namespace switchyard {
 
 namespace detail {
-inline void*& current_cuda_stream_slot() noexcept {
+SWITCHYARD_PROCESS_STATE inline void*& current_cuda_stream_slot() noexcept {
     thread_local void* stream = nullptr;
     return stream;
 }

@@ -17,13 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/core/config.h"
 #include "switchyard/device/cuda/error.h"
 
 namespace switchyard {
 
 inline constexpr std::uint64_t cuda_scratch_keep_bytes = std::uint64_t{64} << 20;
 
-inline cudaMemPool_t cuda_scratch_pool(int ordinal) {
+SWITCHYARD_PROCESS_STATE inline cudaMemPool_t cuda_scratch_pool(int ordinal) {
     static std::mutex mutex;
     static std::vector<cudaMemPool_t> pools;
     std::lock_guard<std::mutex> const lock(mutex);

@@ -7,12 +7,13 @@
 //     switchyard::webgpu_device_guard use(dev);   // for_each on webgpu runs on dev until `use` ends
 #pragma once
 
+#include "switchyard/core/config.h"
 #include "switchyard/device/webgpu.h"
 
 namespace switchyard {
 
 namespace detail {
-inline webgpu_device*& webgpu_device_override() noexcept {
+SWITCHYARD_PROCESS_STATE inline webgpu_device*& webgpu_device_override() noexcept {
     thread_local webgpu_device* device = nullptr;
     return device;
 }
@@ -20,7 +21,7 @@ inline webgpu_device*& webgpu_device_override() noexcept {
 
 // The process-wide default device (never destroyed: buffers and pipelines
 // may outlive static destruction order).
-inline webgpu_device& default_webgpu_device() {
+SWITCHYARD_PROCESS_STATE inline webgpu_device& default_webgpu_device() {
     static webgpu_device* const device = new webgpu_device();
     return *device;
 }
