@@ -18,7 +18,7 @@ here = Path(__file__).resolve().parent
 repo = here.parents[1]
 ops = ("softplus", "softplus_backward", "mul_sigmoid", "relu", "op", "functional")
 # Device-independent registrations, compiled by the C++ compiler either way.
-host_only = [str(repo / "examples" / "torch" / "mutating_ops.cpp")]
+host_only = [str(repo / "examples" / "torch" / f) for f in ("mutating_ops.cpp", "derivatives.cpp")]
 
 wanted = os.environ.get("SWITCHYARD_EXAMPLES_CUDA", "auto")
 cuda_possible = torch.version.cuda is not None and (

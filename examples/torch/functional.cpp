@@ -91,36 +91,27 @@ auto const& lerp_table() {
 }  // namespace
 
 at::Tensor lerp_cast(at::Tensor const& a, at::Tensor const& b, double weight, std::optional<at::ScalarType> dtype) {
-    at::Tensor out = at::empty(a.sizes(), a.options().dtype(dtype.value_or(a.scalar_type())));
+    at::Tensor out = at::empty_symint(a.sym_sizes(), a.options().dtype(dtype.value_or(a.scalar_type())));
     sy::op_args const args("lerp_cast", {{"a", a}, {"b", b}, {"out", out}});
     args.same_shape().no_overlap();
     if (b.scalar_type() != a.scalar_type()) args.fail("argument 'b' must have the dtype of 'a'");
-    lerp_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(out.scalar_type()),
-                                         args.combined_contiguity(), sy::placement::out_of_place})(args, weight);
+    args.select(lerp_table(), sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(out.scalar_type()),
+                                               args.combined_contiguity(), sy::placement::out_of_place})(args, weight);
     return out;
 }
 
 void lerp_(at::Tensor& a, at::Tensor const& b, double weight) {
     sy::op_args const args("lerp_", {{"a", a}, {"b", b}});
     args.same_dtype().same_shape().no_overlap(0);
-    lerp_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(a.scalar_type()),
-                                         args.combined_contiguity(), sy::placement::in_place})(args, weight);
+    args.select(lerp_table(), sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(a.scalar_type()),
+                                               args.combined_contiguity(), sy::placement::in_place})(args, weight);
 }
 
 TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) {
     m.def("lerp_cast(Tensor a, Tensor b, float weight, ScalarType? dtype=None) -> Tensor");
     m.def("lerp_(Tensor(a!) a, Tensor b, float weight) -> ()");
+    sy::register_kernel(m, "lerp_cast", &lerp_cast);
+    sy::register_kernel(m, "lerp_", &lerp_);
 }
-
-// The same kernels serve every device this file was compiled for.
-static void register_lerp_cast_kernels(torch::Library& m) {
-    m.impl("lerp_cast", &lerp_cast);
-    m.impl("lerp_", &lerp_);
-}
-
-TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) { register_lerp_cast_kernels(m); }
-#if defined(__CUDACC__)
-TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) { register_lerp_cast_kernels(m); }
-#endif
 
 }  // namespace switchyard_examples

@@ -80,35 +80,27 @@ auto const& scale_cast_table() {
 }  // namespace
 
 at::Tensor scale_cast(at::Tensor const& x, double alpha, std::optional<at::ScalarType> dtype) {
-    at::Tensor out = at::empty(x.sizes(), x.options().dtype(dtype.value_or(x.scalar_type())));
+    at::Tensor out = at::empty_symint(x.sym_sizes(), x.options().dtype(dtype.value_or(x.scalar_type())));
     sy::op_args const args("scale_cast", {{"x", x}, {"out", out}});
     args.same_shape().no_overlap();
-    scale_cast_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(out.scalar_type()),
-                                               args.combined_contiguity(), sy::placement::out_of_place})(args, alpha);
+    args.select(scale_cast_table(),
+                sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(out.scalar_type()),
+                                 args.combined_contiguity(), sy::placement::out_of_place})(args, alpha);
     return out;
 }
 
 void scale_(at::Tensor& x, double alpha) {
     sy::op_args const args("scale_", {{"x", x}});
     args.no_overlap();
-    scale_cast_table().select(sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(x.scalar_type()),
-                                               args.combined_contiguity(), sy::placement::in_place})(args, alpha);
+    args.select(scale_cast_table(), sy::dispatch_set{args.device_type(), args.scalar_type(), out_stype(x.scalar_type()),
+                                                     args.combined_contiguity(), sy::placement::in_place})(args, alpha);
 }
 
 TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) {
     m.def("scale_cast(Tensor x, float alpha, ScalarType? dtype=None) -> Tensor");
     m.def("scale_(Tensor(a!) x, float alpha) -> ()");
+    sy::register_kernel(m, "scale_cast", &scale_cast);
+    sy::register_kernel(m, "scale_", &scale_);
 }
-
-// The same kernels serve every device this file was compiled for.
-static void register_scale_cast_kernels(torch::Library& m) {
-    m.impl("scale_cast", &scale_cast);
-    m.impl("scale_", &scale_);
-}
-
-TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) { register_scale_cast_kernels(m); }
-#if defined(__CUDACC__)
-TORCH_LIBRARY_IMPL(switchyard_examples, CUDA, m) { register_scale_cast_kernels(m); }
-#endif
 
 }  // namespace switchyard_examples

@@ -2,8 +2,10 @@
 // switchyard: a hand-rolled dtype switch, a serial loop, contiguous 1-D
 // thinking (the tensor is made contiguous first, at the cost of a copy), and
 // a separate overload for every piece, then all of it again for CUDA (a
-// kernel, its launch, the device guard and the stream by hand). Compare with
+// kernel, its launch, the device guard and the stream by hand) and for Meta
+// (the shape function torch.compile needs). Compare with
 // softplus.cpp, which needs none of this.
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
@@ -91,7 +93,19 @@ at::Tensor relu(at::Tensor const& input) {
     return out;
 }
 
+// The shape function torch.compile needs, written once more by hand: the
+// same dtype check, and a contiguous result, as relu returns.
+at::Tensor relu_meta(at::Tensor const& x) {
+    at::ScalarType const t = x.scalar_type();
+    if (t != at::kHalf && t != at::kBFloat16 && t != at::kFloat && t != at::kDouble)
+        throw std::runtime_error(std::string("relu: argument 'x' has dtype ") + c10::toString(x.scalar_type()) +
+                                 "; relu supports Half, BFloat16, Float and Double");
+    return at::empty_symint(x.sym_sizes(), x.options());
+}
+
 TORCH_LIBRARY_FRAGMENT(switchyard_examples, m) { m.def("relu(Tensor x) -> Tensor"); }
+
+TORCH_LIBRARY_IMPL(switchyard_examples, Meta, m) { m.impl("relu", &relu_meta); }
 
 TORCH_LIBRARY_IMPL(switchyard_examples, CPU, m) { m.impl("relu", &relu); }
 

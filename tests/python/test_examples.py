@@ -2,6 +2,7 @@
 ops too), opcheck, torch.compile and error messages."""
 
 import itertools
+import re
 
 import pytest
 import torch
@@ -267,9 +268,10 @@ def test_softplus_gradcheck(device):
 def test_softplus_second_and_forward_mode_derivatives(device):
     x = (torch.randn(6, 5, dtype=torch.float64, device=device) * 4).requires_grad_()
     for beta, threshold in ((1.0, 20.0), (2.0, 3.0)):
-        assert torch.autograd.gradgradcheck(lambda t: sx.softplus(t, beta, threshold), (x,))
+        assert torch.autograd.gradgradcheck(lambda t: sx.softplus(t, beta, threshold), (x,), check_fwd_over_rev=True)
         grad = torch.randn(6, 5, dtype=torch.float64, device=device, requires_grad=True)
-        assert torch.autograd.gradgradcheck(lambda g, t: ops.softplus_backward(g, t, beta, threshold), (grad, x))
+        assert torch.autograd.gradgradcheck(lambda g, t: ops.softplus_backward(g, t, beta, threshold), (grad, x),
+                                            check_fwd_over_rev=True)
     # Forward mode (dual tensors) against PyTorch's softplus.
     import torch.autograd.forward_ad as fwAD
 
@@ -292,6 +294,10 @@ def test_softplus_second_and_forward_mode_derivatives(device):
     with pytest.raises(NotImplementedError, match=unsupported.format("mul_sigmoid")):
         torch.func.grad(lambda t: sx.mul_sigmoid(t, xd).sum())(xd)
     torch.testing.assert_close(torch.func.vmap(lambda t: sx.softplus(t, 2.0, 3.0))(xd), F.softplus(xd, 2.0, 3.0))
+    # vmap over an argument that requires grad, then backward through it.
+    xg = xd.clone().requires_grad_()
+    torch.func.vmap(lambda t: sx.softplus(t, 2.0, 3.0))(xg).sum().backward()
+    torch.testing.assert_close(xg.grad, torch.sigmoid(2.0 * xd).where(2.0 * xd <= 3.0, torch.ones_like(xd)))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -519,7 +525,8 @@ def test_scalars_that_float_cannot_hold_are_refused(device):
     computing with infinity; double tensors take it (issue 18)."""
     x = torch.randn(8, device=device)
     for kwargs, name in (({"beta": 1e300}, "beta"), ({"threshold": -1e300}, "threshold")):
-        with pytest.raises(RuntimeError, match=rf"softplus: argument '{name}' is .*without overflow"):
+        value = re.escape(f"{next(iter(kwargs.values())):g}")  # 1e+300, not 301 digits
+        with pytest.raises(RuntimeError, match=rf"softplus: argument '{name}' is {value}: value cannot be converted"):
             sx.softplus(x, **kwargs)
         with pytest.raises(RuntimeError, match=rf"softplus_backward: argument '{name}' is .*without overflow"):
             ops.softplus_backward(x, x, kwargs.get("beta", 1.0), kwargs.get("threshold", 20.0))
@@ -529,9 +536,9 @@ def test_scalars_that_float_cannot_hold_are_refused(device):
 
 
 def test_meta_arguments_beside_real_tensors_are_refused():
-    """With one meta argument the fake kernels run; they check devices as the
-    C++ ops do, instead of returning uninitialized memory or leaving out=
-    unwritten (issue 18)."""
+    """With one meta argument the Meta kernels run (the ops' own host
+    functions); they check devices as on CPU, instead of returning
+    uninitialized memory or leaving out= unwritten (issue 18)."""
     cpu, meta = torch.ones(4), torch.ones(4, device="meta")
     with pytest.raises(RuntimeError, match=r"lerp_cast: argument 'b' is on meta but 'a' is on cpu"):
         ops.lerp_cast(cpu, meta, 0.5, None)
@@ -545,3 +552,53 @@ def test_meta_arguments_beside_real_tensors_are_refused():
         ops.softplus_backward(cpu, meta, 1.0, 20.0)
     # All-meta calls still work (torch.compile's fake tensors).
     assert ops.lerp_cast(meta, meta, 0.5, None).device.type == "meta"
+
+
+def test_registrations_need_no_python():
+    """The extension's file loaded with torch.ops.load_library alone, in a
+    fresh interpreter that never imports this package: opcheck (fake tensors,
+    AOT dispatch), torch.compile(fullgraph=True) and gradcheck pass from the
+    C++ registrations (tests/python/cpp_only_library.py), on every device."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    library = Path(sx._C.__file__)
+    script = Path(__file__).resolve().parent / "cpp_only_library.py"
+    result = subprocess.run([sys.executable, str(script), str(library)], capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for device in DEVICES:
+        assert f": {device}: opcheck, torch.compile" in result.stdout, result.stdout
+
+
+DTENSOR_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.device_count() >= 2 else [])
+
+
+@pytest.mark.parametrize("device", DTENSOR_DEVICES)
+def test_dtensor_sharding(device):
+    """The elementwise ops on DTensors over two processes (gloo on the CPU,
+    nccl on two GPUs where present): shard by shard, no communication
+    (tests/python/dtensor_check.py)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent / "dtensor_check.py"
+    result = subprocess.run([sys.executable, str(script), device], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("DTensor checks passed, no communication") == 2, result.stdout
+
+
+def test_dtensor_sharding_registered_at_import_after_dtensor():
+    """Imported after torch.distributed.tensor, the package registers its
+    sharding rules itself (before it, register_dtensor_sharding() does:
+    dtensor_check.py)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    package = Path(sx.__file__).resolve().parents[1]
+    code = ("import sys; import torch.distributed.tensor; sys.path.insert(0, sys.argv[1]); "
+            "import switchyard_examples as sx; assert sx._sharding_registered; print('registered')")
+    result = subprocess.run([sys.executable, "-c", code, str(package)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "registered" in result.stdout, result.stdout + result.stderr

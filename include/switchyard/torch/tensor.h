@@ -12,6 +12,12 @@
 // become ValueError):
 //   "softplus: argument 'out' is on cuda:1 but 'x' is on cpu"
 //
+// Meta tensors (and the fake tensors of torch.compile, which reach C++ as
+// meta tensors) get the same checks, result shapes (symbolic ones included)
+// and outputs, and select returns a kernel that does nothing: an op's own
+// function is then its shape function, registered for the Meta key by
+// register_kernel (torch/register.h). Memory overlap is not checked there.
+//
 // For CUDA tensors op_args also makes their device current and sets
 // switchyard's current CUDA stream to PyTorch's current stream on that device
 // (device/cuda/current_stream.h), until it is destroyed: construct it first
@@ -23,10 +29,14 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/SymInt.h>
+#include <c10/core/SymNodeImpl.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -65,6 +75,66 @@ namespace detail {
 // dispatch_set under another name: inside op_args, the name is its member.
 template <typename... T>
 using call_coordinates = switchyard::dispatch_set<T...>;
+
+// The kernel select returns for meta tensors: it runs nothing.
+template <typename F>
+struct no_kernel;
+template <typename R, typename... Args>
+struct no_kernel<R (*)(Args...)> {
+    static_assert(std::is_void_v<R> || std::is_default_constructible_v<R>,
+                  "op_args::select: the table's kernels return a type with no default value, which the "
+                  "meta-tensor kernel (it runs nothing) could return; return void or a default-constructible type");
+    static R run(Args...) {
+        if constexpr (!std::is_void_v<R>) return R{};
+    }
+};
+
+// `coordinates` with the device type replaced by `device`.
+template <typename... T>
+switchyard::dispatch_set<T...> on_device(switchyard::dispatch_set<T...> const& coordinates, c10::DeviceType device) {
+    return {[&] {
+        if constexpr (std::is_same_v<T, c10::DeviceType>)
+            return device;
+        else
+            return coordinates.template get<T>();
+    }()...};
+}
+
+// A tensor's sizes as int64s, or as SymInts (symbolic under torch.compile).
+template <typename Size>
+auto sizes_of(at::Tensor const& t) {
+    if constexpr (std::is_same_v<Size, c10::SymInt>)
+        return t.sym_sizes();
+    else
+        return t.sizes();
+}
+
+inline std::string shape_string(c10::SymIntArrayRef sizes) {
+    std::string s = "[";
+    for (std::size_t d = 0; d < sizes.size(); ++d) {
+        auto const value = sizes[d].maybe_as_int();
+        s += (d ? ", " : "") + (value ? std::to_string(*value) : sizes[d].toSymNodeImplUnowned()->str());
+    }
+    return s + "]";
+}
+
+// The shortest text that reads back as `value`: 1e+300 rather than
+// std::to_string's 301 digits.
+inline std::string number_string(double value) {
+    char text[32];
+    for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(text, sizeof text, "%.*g", digits, value);
+        if (std::strtod(text, nullptr) == value) break;
+    }
+    return text;
+}
+
+inline bool resize_output(at::Tensor const& out, std::vector<std::int64_t> const& shape) {
+    return at::native::resize_output(out, shape);
+}
+inline bool resize_output(at::Tensor const& out, std::vector<c10::SymInt> const& shape) {
+    return at::native::resize_output_symint(out, shape);
+}
 }  // namespace detail
 
 // A tensor argument of an op and the name it has in the op's schema.
@@ -91,6 +161,7 @@ public:
             fail("op_args takes 1 to " + std::to_string(max_args) + " tensors, got " + std::to_string(tensors.size()));
         auto const& first = *tensors.begin();
         if (!first.tensor.defined()) fail(std::string("argument '") + first.name + "' is an undefined tensor");
+        meta_ = first.tensor.is_meta();
         for (auto const& t : tensors) add(t.name, t.tensor, first.name, first.tensor.device());
         inputs_ = count_;
         device_ = first.tensor.device().type();
@@ -115,9 +186,10 @@ public:
     // Every tensor has the primary tensor's shape.
     op_args const& same_shape() const {
         for (std::size_t i = 1; i < count_; ++i)
-            if (!detail::same_shape(refs_[i], refs_[0]))
-                fail(std::string("argument '") + refs_[i].name + "' has shape " + detail::shape_string(refs_[i]) +
-                     " but '" + refs_[0].name + "' has " + detail::shape_string(refs_[0]));
+            if (meta_ ? !tensors_[i].sym_sizes().equals(tensors_[0].sym_sizes())
+                      : !detail::same_shape(refs_[i], refs_[0]))
+                fail(std::string("argument '") + refs_[i].name + "' has shape " + shape_text(i) + " but '" +
+                     refs_[0].name + "' has " + shape_text(0));
         return *this;
     }
 
@@ -127,29 +199,33 @@ public:
     // other tensors (in place) or shares no memory with them.
     op_args const& no_overlap(std::size_t output = max_args) const {
         if (output >= count_) output = count_ - 1;
-        check_writable(output);
+        if (!meta_) check_writable(output);
         return *this;
     }
 
     // The shape of the inputs (the constructor's tensors) broadcast together
     // by PyTorch's rules.
-    std::vector<std::int64_t> broadcast_shape() const {
-        std::int32_t rank = 0;
-        for (std::size_t i = 0; i < inputs_; ++i) rank = std::max(rank, refs_[i].rank);
-        std::vector<std::int64_t> shape(static_cast<std::size_t>(rank), 1);
+    // Size is std::int64_t, or c10::SymInt for shapes that may be symbolic.
+    template <typename Size = std::int64_t>
+    std::vector<Size> broadcast_shape() const {
+        std::int64_t rank = 0;
+        for (std::size_t i = 0; i < inputs_; ++i) rank = std::max(rank, tensors_[i].dim());
+        std::vector<Size> shape(static_cast<std::size_t>(rank), Size(1));
         for (std::size_t i = 0; i < inputs_; ++i) {
-            strided_ref const& r = refs_[i];
-            for (std::int32_t d = 0; d < r.rank; ++d) {
-                std::int64_t& s = shape[static_cast<std::size_t>(rank - r.rank + d)];
-                std::int64_t const size = r.sizes[d];
+            auto const sizes = detail::sizes_of<Size>(tensors_[i]);
+            auto const offset = rank - static_cast<std::int64_t>(sizes.size());
+            for (std::size_t d = 0; d < sizes.size(); ++d) {
+                Size& s = shape[static_cast<std::size_t>(offset) + d];
+                Size const& size = sizes[d];
                 if (size == s || size == 1) continue;
                 if (s != 1) {
                     std::string others;
                     for (std::size_t j = 0; j < i; ++j)
-                        others += std::string(j ? ", '" : "'") + refs_[j].name + "' " + detail::shape_string(refs_[j]);
-                    fail(std::string("argument '") + r.name + "' has shape " + detail::shape_string(r) +
-                         ", which does not broadcast with " + others + " (size " + std::to_string(size) + " against " +
-                         std::to_string(s) + " in dimension " + std::to_string(rank - r.rank + d) + " of the result)");
+                        others += std::string(j ? ", '" : "'") + refs_[j].name + "' " + shape_text(j);
+                    fail(std::string("argument '") + refs_[i].name + "' has shape " + shape_text(i) +
+                         ", which does not broadcast with " + others + " (size " + size_text(size) + " against " +
+                         size_text(s) + " in dimension " + std::to_string(offset + static_cast<std::int64_t>(d)) +
+                         " of the result)");
                 }
                 s = size;
             }
@@ -162,10 +238,8 @@ public:
     // tensor has that shape the output takes its memory layout (as
     // PyTorch's elementwise ops do), else it is contiguous.
     [[nodiscard]] at::Tensor new_output(char const* name) {
-        std::vector<std::int64_t> const shape = broadcast_shape();
-        at::Tensor const& primary = tensors_[0];
-        at::Tensor out = primary.sizes().equals(shape) ? at::empty_like(primary) : at::empty(shape, primary.options());
-        add(name, out, refs_[0].name, primary.device());
+        at::Tensor out = meta_ ? allocate_output<c10::SymInt>() : allocate_output<std::int64_t>();
+        add(name, out, refs_[0].name, tensors_[0].device());
         return out;
     }
 
@@ -179,20 +253,12 @@ public:
         if (out.defined() && out.scalar_type() != dtype_)
             fail(std::string("argument '") + name + "' has dtype " + c10::toString(out.scalar_type()) + " but '" +
                  refs_[0].name + "' has " + c10::toString(dtype_) + "; the result's dtype is " + c10::toString(dtype_));
-        std::vector<std::int64_t> const shape = broadcast_shape();
-        // Resizing can reallocate storage that an input shares (x = base[:2],
-        // out = base[3:]): the inputs' data pointers are read again after it.
-        if (out.defined() && out.device() == tensors_[0].device() && at::native::resize_output(out, shape))
-            for (std::size_t i = 0; i < count_; ++i)
-                refs_[i] = strided_source<at::Tensor>::ref(tensors_[i], refs_[i].name);
-        // Shapes formatted without c10::str: an ostream crashed inside the
-        // nvcc-built example extension on the GPU machine (torch 2.11).
-        if (out.defined() && !out.sizes().equals(shape))
-            fail(std::string("argument '") + name + "' has shape " +
-                 detail::shape_string(out.sizes().data(), out.sizes().size()) + " but the result has shape " +
-                 detail::shape_string(shape.data(), shape.size()));
+        if (meta_)
+            resize_output<c10::SymInt>(name, out);
+        else
+            resize_output<std::int64_t>(name, out);
         add(name, out, refs_[0].name, tensors_[0].device());
-        check_writable(count_ - 1, true);
+        if (!meta_) check_writable(count_ - 1, true);
         return *this;
     }
 
@@ -202,7 +268,7 @@ public:
     double scalar(char const* name, double value) const {
         if (dtype_ != c10::ScalarType::Double && std::isfinite(value) &&
             std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
-            fail(std::string("argument '") + name + "' is " + std::to_string(value) +
+            fail(std::string("argument '") + name + "' is " + detail::number_string(value) +
                  ": value cannot be converted to type float without overflow");
         return value;
     }
@@ -223,13 +289,17 @@ public:
     // The joint iteration order of all tensors, the last one (the output, by
     // convention) leading.
     iteration_order order() const {
+        if (meta_) fail("meta tensors have no memory to iterate over (op_args::select runs no kernel for them)");
         strided_ref const* ordered[max_args];
         ordered[0] = &refs_[count_ - 1];
         for (std::size_t i = 0; i + 1 < count_; ++i) ordered[i + 1] = &refs_[i];
         same_shape();
         return joint_iteration_order(ordered, static_cast<int>(count_));
     }
-    contiguity combined_contiguity() const { return order().dense ? contiguity::contiguous : contiguity::strided; }
+    // Meta tensors have no memory layout: contiguous, which selects nothing.
+    contiguity combined_contiguity() const {
+        return meta_ || order().dense ? contiguity::contiguous : contiguity::strided;
+    }
 
     // (device type, dtype, combined contiguity) of the call.
     switchyard::dispatch_set<c10::DeviceType, c10::ScalarType, contiguity> dispatch_set() const {
@@ -239,13 +309,34 @@ public:
     // The table's kernel for this call: its coordinates are the call's
     // device type and dtype, and its combined contiguity where the table has
     // a contiguity axis (ops built on transform need none).
+    // For meta tensors: a kernel that runs nothing.
     template <typename Table>
-    auto select(Table const& table) const {
+    typename Table::function_type select(Table const& table) const {
         return [&]<typename... A>(axes<A...>) {
-            return table.select(
-                detail::call_coordinates<typename A::value_type...>{coordinate<typename A::value_type>()...});
+            return select(table,
+                          detail::call_coordinates<typename A::value_type...>{coordinate<typename A::value_type>()...});
         }(typename Table::space{});
     }
+    // The table's kernel for coordinates the op builds itself (for tables
+    // with other axes); for meta tensors, a kernel that runs nothing.
+    template <typename Table, typename... T>
+    typename Table::function_type select(Table const& table, switchyard::dispatch_set<T...> const& coordinates) const {
+        if (!meta_) return table.select(coordinates);
+        // Meta: the call must be one that some device of the table serves
+        // (else the table's error, naming the coordinates), as on that device.
+        bool covered = false;
+        [&]<typename... A>(axes<A...>) {
+            auto const try_axis = [&]<typename Axis>(Axis) {
+                if constexpr (std::is_same_v<typename Axis::value_type, c10::DeviceType>)
+                    for (c10::DeviceType const d : Axis::values)
+                        covered = covered || table.try_select(detail::on_device(coordinates, d)) != nullptr;
+            };
+            (try_axis(A{}), ...);
+        }(typename Table::space{});
+        if (!covered) table.select(coordinates);
+        return &detail::no_kernel<typename Table::function_type>::run;
+    }
+    bool is_meta() const noexcept { return meta_; }
 
     [[noreturn]] void fail(std::string const& what) const { throw std::runtime_error(op_ + ": " + what); }
 
@@ -260,12 +351,54 @@ private:
             fail(std::string("argument '") + name + "' is on " + t.device().str() + " but '" + first_name + "' is on " +
                  first_device.str());
         try {
-            refs_[count_] = strided_source<at::Tensor>::ref(t, name);
+            if (meta_) {  // no memory: the name, dtype and rank serve the checks
+                if (t.dim() > max_rank)
+                    throw std::invalid_argument("rank " + std::to_string(t.dim()) +
+                                                " exceeds switchyard's maximum of " + std::to_string(max_rank) +
+                                                " dimensions");
+                refs_[count_] = strided_ref{};
+                refs_[count_].name = name;
+                refs_[count_].type = to_dtype(t.scalar_type());
+                refs_[count_].rank = static_cast<std::int32_t>(t.dim());
+            } else {
+                refs_[count_] = strided_source<at::Tensor>::ref(t, name);
+            }
         } catch (std::exception const& e) {
             fail(std::string("argument '") + name + "': " + e.what());
         }
         tensors_[count_] = t;
         ++count_;
+    }
+
+    // Shapes formatted without c10::str: an ostream crashed inside the
+    // nvcc-built example extension on the GPU machine (torch 2.11).
+    std::string shape_text(std::size_t i) const { return detail::shape_string(tensors_[i].sym_sizes()); }
+    static std::string size_text(std::int64_t s) { return std::to_string(s); }
+    static std::string size_text(c10::SymInt const& s) { return detail::shape_string(c10::SymIntArrayRef(&s, 1)); }
+
+    template <typename Size>
+    at::Tensor allocate_output() const {
+        std::vector<Size> const shape = broadcast_shape<Size>();
+        at::Tensor const& primary = tensors_[0];
+        if (detail::sizes_of<Size>(primary).equals(shape)) return at::empty_like(primary);
+        if constexpr (std::is_same_v<Size, c10::SymInt>)
+            return at::empty_symint(shape, primary.options());
+        else
+            return at::empty(shape, primary.options());
+    }
+
+    template <typename Size>
+    void resize_output(char const* name, at::Tensor const& out) {
+        std::vector<Size> const shape = broadcast_shape<Size>();
+        // Resizing can reallocate storage that an input shares (x = base[:2],
+        // out = base[3:]): the inputs' data pointers are read again after it.
+        if (out.defined() && out.device() == tensors_[0].device() && detail::resize_output(out, shape) && !meta_)
+            for (std::size_t i = 0; i < count_; ++i)
+                refs_[i] = strided_source<at::Tensor>::ref(tensors_[i], refs_[i].name);
+        if (out.defined() && !detail::sizes_of<Size>(out).equals(shape))
+            fail(std::string("argument '") + name + "' has shape " + detail::shape_string(out.sym_sizes()) +
+                 " but the result has shape " +
+                 detail::shape_string(c10::SymIntArrayRef(broadcast_shape<c10::SymInt>())));
     }
 
     // `strict`: memory the strides cannot prove disjoint counts as shared
@@ -304,6 +437,7 @@ private:
     strided_ref refs_[max_args];
     std::size_t count_ = 0;
     std::size_t inputs_ = 0;
+    bool meta_ = false;
     // Handles, not references: a caller may pass temporaries (x.contiguous()),
     // whose memory the refs point into.
     at::Tensor tensors_[max_args];
