@@ -602,3 +602,22 @@ def test_dtensor_sharding_registered_at_import_after_dtensor():
             "import switchyard_examples as sx; assert sx._sharding_registered; print('registered')")
     result = subprocess.run([sys.executable, "-c", code, str(package)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and "registered" in result.stdout, result.stdout + result.stderr
+
+
+def test_stable_abi_softplus(tmp_path):
+    """examples/stable_abi: softplus on PyTorch's stable ABI, built for 2.11
+    and loaded by this PyTorch (the GPU machine loads the same binary into
+    2.11: docs/torch.md)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    library = tmp_path / "libsoftplus_stable.so"
+    build = subprocess.run(["bash", str(repo / "examples" / "stable_abi" / "build.sh"), str(library)],
+                           capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stdout + build.stderr
+    check = subprocess.run([sys.executable, str(repo / "tests" / "python" / "stable_abi_check.py"), str(library)],
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "4 dtypes x 5 layouts and the dtype error passed" in check.stdout, check.stdout
