@@ -293,6 +293,9 @@ def test_softplus_second_and_forward_mode_derivatives(device):
         torch.func.grad(lambda t: ops.softplus_backward(t, xd, 1.0, 20.0).sum())(xd)
     with pytest.raises(NotImplementedError, match=unsupported.format("mul_sigmoid")):
         torch.func.grad(lambda t: sx.mul_sigmoid(t, xd).sum())(xd)
+    for transform in (torch.func.jacrev, torch.func.jacfwd, torch.func.hessian):
+        with pytest.raises(NotImplementedError, match=unsupported.format("mul_sigmoid")):
+            transform(lambda t: sx.mul_sigmoid(t, xd[0]).sum())(xd[0])
     torch.testing.assert_close(torch.func.vmap(lambda t: sx.softplus(t, 2.0, 3.0))(xd), F.softplus(xd, 2.0, 3.0))
     # vmap over an argument that requires grad, then backward through it.
     xg = xd.clone().requires_grad_()
