@@ -553,6 +553,12 @@ def test_meta_arguments_beside_real_tensors_are_refused():
         ops.mul_sigmoid(cpu, meta)
     with pytest.raises(RuntimeError, match=r"softplus_backward: argument 'x' is on meta but 'grad' is on cpu"):
         ops.softplus_backward(cpu, meta, 1.0, 20.0)
+    # Meta calls word a broadcast error as real calls do ("size 3 against 5", not "[3]").
+    message = (r"mul_sigmoid: argument 'gate' has shape \[3\], which does not broadcast with 'x' \[4, 5\] "
+               r"\(size 3 against 5 in dimension 1 of the result\)")
+    for device in ("cpu", "meta"):
+        with pytest.raises(RuntimeError, match=message):
+            ops.mul_sigmoid(torch.ones(4, 5, device=device), torch.ones(3, device=device))
     # All-meta calls still work (torch.compile's fake tensors).
     assert ops.lerp_cast(meta, meta, 0.5, None).device.type == "meta"
 

@@ -109,12 +109,16 @@ auto sizes_of(at::Tensor const& t) {
         return t.sizes();
 }
 
+// "5", or the symbol's expression ("s0") for a symbolic size.
+inline std::string size_string(c10::SymInt const& size) {
+    auto const value = size.maybe_as_int();
+    return value ? std::to_string(*value) : size.toSymNodeImplUnowned()->str();
+}
+inline std::string size_string(std::int64_t size) { return std::to_string(size); }
+
 inline std::string shape_string(c10::SymIntArrayRef sizes) {
     std::string s = "[";
-    for (std::size_t d = 0; d < sizes.size(); ++d) {
-        auto const value = sizes[d].maybe_as_int();
-        s += (d ? ", " : "") + (value ? std::to_string(*value) : sizes[d].toSymNodeImplUnowned()->str());
-    }
+    for (std::size_t d = 0; d < sizes.size(); ++d) s += (d ? ", " : "") + size_string(sizes[d]);
     return s + "]";
 }
 
@@ -223,9 +227,9 @@ public:
                     for (std::size_t j = 0; j < i; ++j)
                         others += std::string(j ? ", '" : "'") + refs_[j].name + "' " + shape_text(j);
                     fail(std::string("argument '") + refs_[i].name + "' has shape " + shape_text(i) +
-                         ", which does not broadcast with " + others + " (size " + size_text(size) + " against " +
-                         size_text(s) + " in dimension " + std::to_string(offset + static_cast<std::int64_t>(d)) +
-                         " of the result)");
+                         ", which does not broadcast with " + others + " (size " + detail::size_string(size) +
+                         " against " + detail::size_string(s) + " in dimension " +
+                         std::to_string(offset + static_cast<std::int64_t>(d)) + " of the result)");
                 }
                 s = size;
             }
@@ -373,8 +377,11 @@ private:
     // Shapes formatted without c10::str: an ostream crashed inside the
     // nvcc-built example extension on the GPU machine (torch 2.11).
     std::string shape_text(std::size_t i) const { return detail::shape_string(tensors_[i].sym_sizes()); }
-    static std::string size_text(std::int64_t s) { return std::to_string(s); }
-    static std::string size_text(c10::SymInt const& s) { return detail::shape_string(c10::SymIntArrayRef(&s, 1)); }
+
+    static std::string shape_string_of(std::vector<std::int64_t> const& shape) {
+        return detail::shape_string(shape.data(), shape.size());
+    }
+    static std::string shape_string_of(std::vector<c10::SymInt> const& shape) { return detail::shape_string(shape); }
 
     template <typename Size>
     at::Tensor allocate_output() const {
@@ -397,8 +404,7 @@ private:
                 refs_[i] = strided_source<at::Tensor>::ref(tensors_[i], refs_[i].name);
         if (out.defined() && !detail::sizes_of<Size>(out).equals(shape))
             fail(std::string("argument '") + name + "' has shape " + detail::shape_string(out.sym_sizes()) +
-                 " but the result has shape " +
-                 detail::shape_string(c10::SymIntArrayRef(broadcast_shape<c10::SymInt>())));
+                 " but the result has shape " + shape_string_of(shape));
     }
 
     // `strict`: memory the strides cannot prove disjoint counts as shared
