@@ -1,4 +1,4 @@
-// The derivatives of softplus, softplus_backward and mul_sigmoid, registered
+// The derivatives of softplus, softplus_backward, mul_sigmoid and sumsq, registered
 // in C++ on the Autograd key for every device: a library loaded with
 // torch.ops.load_library alone (no Python package) trains, double-backwards,
 // runs under torch.autograd.forward_ad and passes torch.compile.
@@ -11,6 +11,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/sigmoid.h>
+#include <ATen/ops/sum.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
 #include <torch/autograd.h>
@@ -44,6 +45,10 @@ at::Tensor mul_sigmoid(at::Tensor const& x, at::Tensor const& gate) {
     static auto const op =
         find_op<at::Tensor(at::Tensor const&, at::Tensor const&)>("switchyard_examples::mul_sigmoid");
     return op.call(x, gate);
+}
+at::Tensor sumsq(at::Tensor const& x) {
+    static auto const op = find_op<at::Tensor(at::Tensor const&)>("switchyard_examples::sumsq");
+    return op.call(x);
 }
 
 // Forward-mode AD has one level (torch.autograd.forward_ad.dual_level).
@@ -153,6 +158,22 @@ struct mul_sigmoid_function : torch::autograd::Function<mul_sigmoid_function> {
     }
 };
 
+// d/dx sum(x * x, -1) = 2 x, times the row's gradient.
+at::Tensor sumsq_derivative(at::Tensor const& grad, at::Tensor const& x) {
+    return 2 * x * (x.dim() > 0 ? grad.unsqueeze(-1) : grad);
+}
+
+struct sumsq_function : torch::autograd::Function<sumsq_function> {
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor const& x, as_given const& given) {
+        ctx->save_for_backward(given.tensors);
+        at::AutoDispatchBelowADInplaceOrView below;
+        return sumsq(x);
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        return {sumsq_derivative(grads[0], ctx->get_saved_variables()[0]), at::Tensor()};
+    }
+};
+
 at::Tensor softplus_autograd(at::Tensor const& x, double beta, double threshold) {
     refuse_func_transforms("softplus", {&x});
     if (!needs_derivatives({&x})) {
@@ -201,12 +222,26 @@ at::Tensor mul_sigmoid_autograd(at::Tensor const& x, at::Tensor const& gate) {
     return out;
 }
 
+at::Tensor sumsq_autograd(at::Tensor const& x) {
+    refuse_func_transforms("sumsq", {&x});
+    if (!needs_derivatives({&x})) {
+        at::AutoDispatchBelowADInplaceOrView below;
+        return sumsq(x);
+    }
+    at::Tensor const x0 = primal(x);
+    at::Tensor out = sumsq_function::apply(x0, as_given{{x}});
+    if (at::Tensor const dx = tangent(x); dx.defined())
+        out._set_fw_grad(2 * at::sum(x0 * dx, -1), forward_level, false);
+    return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(switchyard_examples, Autograd, m) {
     m.impl("softplus", &softplus_autograd);
     m.impl("softplus_backward", &softplus_backward_autograd);
     m.impl("mul_sigmoid", &mul_sigmoid_autograd);
+    m.impl("sumsq", &sumsq_autograd);
 }
 
 }  // namespace switchyard_examples

@@ -1,8 +1,9 @@
 // Everything in switchyard that needs no torch or vendor (CUDA, Metal,
 // WebGPU) header: the core, thread pools, views, the CPU device, for_each,
-// transform, kernel math, kernel types and shader tracing, and lazy chains. Add
-// switchyard/torch.h for the PyTorch adapter; define SWITCHYARD_WITH_WEBGPU
-// (the switchyard::webgpu CMake target) for for_each on WebGPU.
+// transform, transform_reduce (CPU), kernel math, kernel types and shader
+// tracing, and lazy chains. Add switchyard/torch.h for the PyTorch adapter;
+// define SWITCHYARD_WITH_WEBGPU (the switchyard::webgpu CMake target) for
+// for_each on WebGPU.
 #pragma once
 
 #include "switchyard/core.h"
@@ -15,6 +16,7 @@
 #include "switchyard/lazy.h"
 #include "switchyard/math.h"
 #include "switchyard/parallel.h"
+#include "switchyard/reduce.h"
 #include "switchyard/shader.h"
 #include "switchyard/transform.h"
 #include "switchyard/view.h"

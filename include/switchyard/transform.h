@@ -96,20 +96,20 @@ strided_ref operand_ref(T const& operand, char const* name) {
 }
 
 template <typename Tag>
-void check_operand(strided_ref const& r, strided_ref const& first, char const* role) {
+void check_operand(strided_ref const& r, strided_ref const& first, char const* role, char const* op = "transform") {
     constexpr device_kind device = tag_device_v<Tag>;
     constexpr dtype type = core_dtype_v<tag_dtype<Tag>::value>;
     if (r.device != device)
-        throw std::invalid_argument(std::string("transform: ") + role + " " + ref_label(r.name) + " is on " +
+        throw std::invalid_argument(std::string(op) + ": " + role + " " + ref_label(r.name) + " is on " +
                                     std::string(to_string(r.device)) + " but the tag names device " +
                                     std::string(to_string(device)));
     if (r.device_index != first.device_index)
-        throw std::invalid_argument(std::string("transform: ") + role + " " + ref_label(r.name) + " is on " +
+        throw std::invalid_argument(std::string(op) + ": " + role + " " + ref_label(r.name) + " is on " +
                                     std::string(to_string(r.device)) + ":" + std::to_string(r.device_index) + " but " +
                                     ref_label(first.name) + " is on " + std::string(to_string(r.device)) + ":" +
                                     std::to_string(first.device_index));
     if (r.type != type)
-        throw std::invalid_argument(std::string("transform: ") + role + " " + ref_label(r.name) + " has dtype " +
+        throw std::invalid_argument(std::string(op) + ": " + role + " " + ref_label(r.name) + " has dtype " +
                                     std::string(to_string(r.type)) + " but the tag's dtype is " +
                                     std::string(to_string(type)));
 }

@@ -1,0 +1,55 @@
+// CPU reduction benchmarks (transform_reduce on the default pool), the
+// shapes of issue 16's CPU targets: a full sum of 2^24 floats, row sums of
+// [4096, 1024] and [256, 131072], and column sums of [4096, 1024]. Each
+// reports bytes read so rates compare with a copy. PyTorch's side of the
+// comparison is timed by bench/torch_reduce.py (docs/benchmarks.md).
+#include <switchyard/reduce.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace sy = switchyard;
+using cpu_f32 = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
+
+namespace {
+
+void run_sum(benchmark::State& state, std::vector<std::int64_t> const& sizes, sy::dims const& over) {
+    std::int64_t n = 1;
+    for (auto s : sizes) n *= s;
+    std::vector<float> in(static_cast<std::size_t>(n), 1.0f), out(static_cast<std::size_t>(n));
+    std::int64_t strides[sy::max_rank] = {};
+    sy::strided_ref::row_major_strides(sizes.data(), static_cast<std::int64_t>(sizes.size()), strides);
+    auto const x = sy::strided_ref::make(in.data(), sy::dtype::f32, sy::device_kind::cpu, sizes.data(), strides,
+                                         static_cast<std::int64_t>(sizes.size()), "x");
+    // The output: the sizes without the reduced dimensions.
+    std::vector<std::int64_t> kept;
+    for (std::size_t d = 0; d < sizes.size() && !over.all; ++d)
+        if (d != static_cast<std::size_t>(over.list[0] < 0 ? over.list[0] + static_cast<std::int64_t>(sizes.size())
+                                                           : over.list[0]))
+            kept.push_back(sizes[d]);
+    std::int64_t kept_strides[sy::max_rank] = {};
+    sy::strided_ref::row_major_strides(kept.data(), static_cast<std::int64_t>(kept.size()), kept_strides);
+    auto const o = sy::strided_ref::make(out.data(), sy::dtype::f32, sy::device_kind::cpu, kept.data(), kept_strides,
+                                         static_cast<std::int64_t>(kept.size()), "out");
+    for (auto _ : state) {
+        sy::reduce(cpu_f32{}, o, over, sy::sum, x);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(float)));
+}
+
+void BM_sum_all(benchmark::State& s) { run_sum(s, {1 << 24}, sy::all_dims); }
+void BM_sum_rows_4096x1024(benchmark::State& s) { run_sum(s, {4096, 1024}, sy::dims{-1}); }
+void BM_sum_rows_256x131072(benchmark::State& s) { run_sum(s, {256, 131072}, sy::dims{-1}); }
+void BM_sum_columns_4096x1024(benchmark::State& s) { run_sum(s, {4096, 1024}, sy::dims{0}); }
+
+}  // namespace
+
+BENCHMARK(BM_sum_all)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_256x131072)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_columns_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""PyTorch's side of bench/cpu_reduce.cpp: torch.sum over the same shapes
+and dimensions, float32, into preallocated outputs, on 2 threads (or
+SWITCHYARD_NUM_THREADS). Prints one line per case, best of 5 blocks of 20
+calls, in milliseconds."""
+
+import os
+import time
+
+import torch
+
+torch.set_num_threads(int(os.environ.get("SWITCHYARD_NUM_THREADS", "2")))
+
+
+def best_ms(fn, blocks=5, calls=20):
+    for _ in range(3):
+        fn()
+    best = float("inf")
+    for _ in range(blocks):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - start) / calls * 1e3)
+    return best
+
+
+x = torch.ones(1 << 25)
+cases = {
+    "sum_all": (x[: 1 << 24], None),
+    "sum_rows_4096x1024": (x[: 1 << 22].view(4096, 1024), -1),
+    "sum_rows_256x131072": (x.view(256, 131072), -1),
+    "sum_columns_4096x1024": (x[: 1 << 22].view(4096, 1024), 0),
+}
+for name, (t, dim) in cases.items():
+    if dim is None:
+        out = torch.empty(())
+        ms = best_ms(lambda: torch.sum(t, dim=tuple(range(t.dim())), out=out))
+    else:
+        out = torch.empty([s for d, s in enumerate(t.shape) if d != dim % t.dim()])
+        ms = best_ms(lambda: torch.sum(t, dim=dim, out=out))
+    print(f"torch {name}: {ms:.3f} ms")

@@ -1,0 +1,341 @@
+// transform_reduce on the CPU: the runner behind switchyard/reduce.h.
+//
+// The order in which values are combined depends only on the layout
+// (view/reduction_layout.h), never on the thread count, so every result is
+// bitwise the same run to run on one machine and build:
+//   - The reduced range of each output is cut into fixed blocks. A block is
+//     one task; tasks go to the pool in any order and write their partial.
+//   - Row reductions (reduced_inner): a block of reduce_row_block values is
+//     loaded and converted in runs of cpu_transform_block, mapped by f and
+//     folded into W lane accumulators (value j of the block into lane j % W),
+//     which are then folded pairwise.
+//   - Column reductions: a task takes up to cpu_transform_block neighbouring
+//     outputs and a block of reduced indices; runs of reduce_column_run
+//     reduced indices are folded into a row of accumulators each, and the
+//     runs' rows are folded pairwise (a cascade).
+//   - An output's block partials are folded pairwise, in block order.
+// f16 and bf16 accumulate in float (compute_t). The task functions are built
+// once per CPU level (device/cpu/isa.h), as transform's rows are.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "switchyard/core/dtype.h"
+#include "switchyard/device/cpu/convert.h"
+#include "switchyard/device/cpu/for_each.h"
+#include "switchyard/device/cpu/isa.h"
+#include "switchyard/device/cpu/transform.h"
+#include "switchyard/view/reduction_layout.h"
+
+namespace switchyard::detail {
+
+// Values per block of a row reduction (a task: a few microseconds).
+inline constexpr std::int64_t reduce_row_block = 8192;
+// Reduced indices folded serially per accumulator row of a column reduction,
+// and elements (outputs times reduced indices) per column task.
+inline constexpr std::int64_t reduce_column_run = 16;
+inline constexpr std::int64_t reduce_column_task = 8192;
+
+// The pairwise fold of v[0..n) into v[0], in a fixed order.
+template <typename C, typename Combine>
+SWITCHYARD_INLINE C fold_pairwise(Combine const& combine, C* v, std::int64_t n) {
+    while (n > 1) {
+        std::int64_t const half = n / 2;
+        for (std::int64_t j = 0; j < half; ++j) v[j] = combine(v[2 * j], v[2 * j + 1]);
+        if (n % 2) v[half] = v[n - 1];
+        n = half + n % 2;
+    }
+    return v[0];
+}
+
+// How the reduced range is cut, from the layout alone.
+struct reduce_plan {
+    std::int64_t blocks = 1;      // per output (row) or per tile (column)
+    std::int64_t block_size = 1;  // reduced indices per block
+    std::int64_t tile = 1;        // column reductions: outputs per task
+    std::int64_t tiles_per_row = 1;
+    std::int64_t tasks = 0;
+};
+
+inline reduce_plan make_reduce_plan(reduction_layout const& layout) {
+    reduce_plan p;
+    std::int64_t const L = layout.reduced_numel;
+    if (layout.reduced_inner) {
+        p.block_size = L < reduce_row_block ? (L > 0 ? L : 1) : reduce_row_block;
+        p.blocks = (L + p.block_size - 1) / p.block_size;
+        p.tasks = layout.kept_numel * p.blocks;
+    } else {
+        std::int64_t const row = layout.kept_row();
+        p.tile = row < cpu_transform_block ? row : cpu_transform_block;
+        p.tiles_per_row = (row + p.tile - 1) / p.tile;
+        std::int64_t run = reduce_column_task / p.tile;
+        run = run < reduce_column_run ? reduce_column_run : run / reduce_column_run * reduce_column_run;
+        p.block_size = L < run ? (L > 0 ? L : 1) : run;
+        p.blocks = (L + p.block_size - 1) / p.block_size;
+        p.tasks = layout.kept_numel / row * p.tiles_per_row * p.blocks;
+    }
+    return p;
+}
+
+// n compute values from src (stepping `stride`): read in place when the
+// storage is the compute type and contiguous, else converted into buffer.
+template <dtype D, typename S, typename C>
+SWITCHYARD_INLINE C const* values_at(S const* src, std::int64_t stride, C* buffer, std::int64_t n) {
+    if constexpr (std::is_same_v<S, C>)
+        if (stride == 1) return src;
+    load_block<D>(src, stride, buffer, n);
+    return buffer;
+}
+
+// Walks reduced indices r0, r0 + 1, ... as row segments of the innermost
+// reduced dimension, keeping each input's offset.
+template <int NIn>
+struct reduced_walk {
+    reduction_layout const& layout;
+    std::int64_t coord[max_rank] = {};
+    std::int64_t col = 0;
+
+    reduced_walk(reduction_layout const& l, std::int64_t r0) : layout(l) {
+        std::int64_t const row = layout.reduced_row();
+        col = r0 % row;
+        std::int64_t outer = r0 / row;
+        for (std::int32_t d = layout.reduced_rank - 1; d-- > 0;) {
+            coord[d] = outer % layout.reduced_sizes[d];
+            outer /= layout.reduced_sizes[d];
+        }
+    }
+    // Input k's offset at the current position.
+    std::int64_t offset(int k) const {
+        std::int64_t o = col * layout.reduced_inner_stride(1 + k);
+        for (std::int32_t d = 0; d + 1 < layout.reduced_rank; ++d) o += coord[d] * layout.reduced_strides[1 + k][d];
+        return o;
+    }
+    std::int64_t row_left() const { return layout.reduced_row() - col; }
+    void advance(std::int64_t n) {
+        col += n;
+        if (col < layout.reduced_row()) return;
+        col = 0;
+        for (std::int32_t d = layout.reduced_rank - 1; d-- > 0;) {
+            if (++coord[d] < layout.reduced_sizes[d]) break;
+            coord[d] = 0;
+        }
+    }
+};
+
+// f over the block [r0, r1) of one output's reduced range, folded. `base`
+// points at each input's element for this output.
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, reduction_layout const& layout,
+                                           S const* const* base, std::int64_t r0, std::int64_t r1) {
+    constexpr int W = transform_lanes<C>;
+    constexpr std::int64_t B = cpu_transform_block;
+    static_assert(B % W == 0, "a run holds whole lane groups, so lanes are fixed by the position in the block");
+    C lanes[W];
+    for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
+    C buffer[NIn][B];
+    reduced_walk<NIn> walk(layout, r0);
+    std::int64_t inner[NIn];
+    for (int k = 0; k < NIn; ++k) inner[k] = layout.reduced_inner_stride(1 + k);
+    for (std::int64_t r = r0; r < r1;) {
+        std::int64_t const want = r1 - r < B ? r1 - r : B;
+        C const* run[NIn];
+        std::int64_t filled = 0;
+        if (walk.row_left() >= want) {
+            // One row segment.
+            for (int k = 0; k < NIn; ++k) run[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], want);
+            filled = want;
+            r += want;
+            walk.advance(want);
+        } else {
+            // Several short rows, gathered into the buffers.
+            while (filled < want) {
+                std::int64_t n = walk.row_left();
+                if (n > want - filled) n = want - filled;
+                for (int k = 0; k < NIn; ++k) load_block<D>(base[k] + walk.offset(k), inner[k], buffer[k] + filled, n);
+                filled += n;
+                r += n;
+                walk.advance(n);
+            }
+            for (int k = 0; k < NIn; ++k) run[k] = buffer[k];
+        }
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            std::int64_t j0 = 0;
+            for (; j0 + W <= filled; j0 += W)
+                for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
+            for (int l = 0; j0 + l < filled; ++l) lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
+        }
+        (std::make_index_sequence<NIn>{});
+    }
+    return fold_pairwise(combine, lanes, W);
+}
+
+// f over the block [r0, r1) for `tile` neighbouring outputs, folded into
+// result[0..tile). `base` points at each input's element for the first one.
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, reduction_layout const& layout,
+                                           S const* const* base, std::int64_t tile, std::int64_t r0, std::int64_t r1,
+                                           C* result) {
+    constexpr std::int64_t B = cpu_transform_block;
+    // A cascade of accumulator rows: level j holds the fold of 2^j runs.
+    constexpr int levels = 16;  // block_size / reduce_column_run <= 2^15 runs
+    C stack[levels][B];
+    int depth_of[levels];
+    int depth = 0;
+    C buffer[NIn][B];
+    std::int64_t inner[NIn];
+    for (int k = 0; k < NIn; ++k) inner[k] = layout.kept_inner_stride(1 + k);
+    reduced_walk<NIn> walk(layout, r0);
+    for (std::int64_t run0 = r0; run0 < r1; run0 += reduce_column_run) {
+        std::int64_t const run1 = run0 + reduce_column_run < r1 ? run0 + reduce_column_run : r1;
+        C* acc = stack[depth];
+        for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine.template identity<C>();
+        for (std::int64_t r = run0; r < run1; ++r) {
+            C const* row[NIn];
+            for (int k = 0; k < NIn; ++k) row[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], tile);
+            walk.advance(1);
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine(acc[t], static_cast<C>(f(row[K][t]...)));
+            }
+            (std::make_index_sequence<NIn>{});
+        }
+        depth_of[depth] = 0;
+        ++depth;
+        // Fold equal levels: after 2^j runs, one row at level j.
+        while (depth >= 2 && depth_of[depth - 1] == depth_of[depth - 2]) {
+            C* a = stack[depth - 2];
+            C const* b = stack[depth - 1];
+            for (std::int64_t t = 0; t < tile; ++t) a[t] = combine(a[t], b[t]);
+            ++depth_of[depth - 2];
+            --depth;
+        }
+    }
+    // What is left, from the newest (smallest) level down.
+    for (int j = depth - 1; j > 0; --j)
+        for (std::int64_t t = 0; t < tile; ++t) stack[j - 1][t] = combine(stack[j - 1][t], stack[j][t]);
+    for (std::int64_t t = 0; t < tile; ++t) result[t] = stack[0][t];
+}
+
+// Output m's value: stored, or kept as a block partial when its range has
+// several blocks.
+template <dtype D, typename S, typename C>
+SWITCHYARD_INLINE void reduce_emit(reduction_layout const& layout, reduce_plan const& plan, C* partials, std::int64_t m,
+                                   std::int64_t block, C value) {
+    if (plan.blocks == 1)
+        static_cast<S*>(layout.data[0])[layout.kept_offset(0, m)] = store_value<D, S>(value);
+    else
+        partials[m * plan.blocks + block] = value;
+}
+
+// Tasks [t0, t1) of the plan. I is the level the caller is built for.
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reduction_layout const& layout,
+                                    reduce_plan const& plan, C* partials, std::int64_t t0, std::int64_t t1) {
+    // Local copies: the compiler then sees that they do not alias the output.
+    Combine const c = combine;
+    F const kernel = f;
+    std::int64_t const L = layout.reduced_numel;
+    for (std::int64_t t = t0; t < t1; ++t) {
+        std::int64_t const block = t % plan.blocks;
+        std::int64_t const r0 = block * plan.block_size;
+        std::int64_t const r1 = r0 + plan.block_size < L ? r0 + plan.block_size : L;
+        std::int64_t const unit = t / plan.blocks;  // an output (row) or a tile (column)
+        S const* base[NIn];
+        if (layout.reduced_inner) {
+            for (int k = 0; k < NIn; ++k)
+                base[k] = static_cast<S const*>(layout.data[1 + k]) + layout.kept_offset(1 + k, unit);
+            C const v = reduce_row_block_value<I, D, S, C, NIn>(c, kernel, layout, base, r0, r1);
+            reduce_emit<D, S, C>(layout, plan, partials, unit, block, v);
+        } else {
+            std::int64_t const row = layout.kept_row();
+            std::int64_t const m0 = unit / plan.tiles_per_row * row + unit % plan.tiles_per_row * plan.tile;
+            std::int64_t const tile = row - m0 % row < plan.tile ? row - m0 % row : plan.tile;
+            for (int k = 0; k < NIn; ++k)
+                base[k] = static_cast<S const*>(layout.data[1 + k]) + layout.kept_offset(1 + k, m0);
+            C result[cpu_transform_block];
+            reduce_column_block<I, D, S, C, NIn>(c, kernel, layout, base, tile, r0, r1, result);
+            for (std::int64_t j = 0; j < tile; ++j)
+                reduce_emit<D, S, C>(layout, plan, partials, m0 + j, block, result[j]);
+        }
+    }
+}
+
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+using reduce_tasks_fn = void (*)(Combine const&, F const&, reduction_layout const&, reduce_plan const&, C*,
+                                 std::int64_t, std::int64_t);
+
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+[[gnu::flatten]] void reduce_tasks_baseline(Combine const& c, F const& f, reduction_layout const& layout,
+                                            reduce_plan const& plan, C* partials, std::int64_t t0, std::int64_t t1) {
+    reduce_tasks<cpu_isa::baseline, D, S, C, NIn>(c, f, layout, plan, partials, t0, t1);
+}
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+[[gnu::flatten, gnu::target("arch=x86-64-v3")]] void reduce_tasks_v3(Combine const& c, F const& f,
+                                                                     reduction_layout const& layout,
+                                                                     reduce_plan const& plan, C* partials,
+                                                                     std::int64_t t0, std::int64_t t1) {
+    reduce_tasks<cpu_isa::x86_64_v3, D, S, C, NIn>(c, f, layout, plan, partials, t0, t1);
+}
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+[[gnu::flatten, gnu::target("arch=x86-64-v4")]] void reduce_tasks_v4(Combine const& c, F const& f,
+                                                                     reduction_layout const& layout,
+                                                                     reduce_plan const& plan, C* partials,
+                                                                     std::int64_t t0, std::int64_t t1) {
+    reduce_tasks<cpu_isa::x86_64_v4, D, S, C, NIn>(c, f, layout, plan, partials, t0, t1);
+}
+#endif
+
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+reduce_tasks_fn<D, S, C, NIn, Combine, F> reduce_tasks_for(cpu_isa level) noexcept {
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
+    if (level == cpu_isa::x86_64_v4) return &reduce_tasks_v4<D, S, C, NIn, Combine, F>;
+    if (level == cpu_isa::x86_64_v3) return &reduce_tasks_v3<D, S, C, NIn, Combine, F>;
+#endif
+    (void)level;
+    return &reduce_tasks_baseline<D, S, C, NIn, Combine, F>;
+}
+
+// Estimated cost of one value of a reduction, for the pool's grain model.
+inline constexpr double reduce_ns_per_value = 0.5;
+
+// The reduction on `pool`; the result does not depend on the pool's size.
+template <dtype D, typename S, typename C, int NIn, typename Pool, typename Combine, typename F>
+void cpu_transform_reduce_on(Pool& pool, Combine const& combine, F const& f, reduction_layout const& layout) {
+    if (layout.kept_numel == 0) return;
+    S* const out = static_cast<S*>(layout.data[0]);
+    if (layout.reduced_numel == 0) {
+        S const identity = store_value<D, S>(combine.template identity<C>());
+        for (std::int64_t m = 0; m < layout.kept_numel; ++m) out[layout.kept_offset(0, m)] = identity;
+        return;
+    }
+    reduce_plan const plan = make_reduce_plan(layout);
+    std::vector<C> partials(plan.blocks > 1 ? static_cast<std::size_t>(layout.kept_numel * plan.blocks) : 0);
+    auto const tasks_fn = reduce_tasks_for<D, S, C, NIn, Combine, F>(host_cpu_isa());
+    double const values_per_task =
+        static_cast<double>(plan.block_size) * static_cast<double>(layout.reduced_inner ? 1 : plan.tile);
+    pool.parallel_for(
+        std::int64_t{0}, plan.tasks, parallel_hint{0, values_per_task * reduce_ns_per_value * NIn},
+        [&](std::int64_t t0, std::int64_t t1) { tasks_fn(combine, f, layout, plan, partials.data(), t0, t1); });
+    if (plan.blocks == 1) return;
+    pool.parallel_for(std::int64_t{0}, layout.kept_numel,
+                      parallel_hint{0, static_cast<double>(plan.blocks) * reduce_ns_per_value},
+                      [&](std::int64_t m0, std::int64_t m1) {
+                          for (std::int64_t m = m0; m < m1; ++m) {
+                              C const v = fold_pairwise(combine, partials.data() + m * plan.blocks, plan.blocks);
+                              out[layout.kept_offset(0, m)] = store_value<D, S>(v);
+                          }
+                      });
+}
+
+template <dtype D, typename S, typename C, int NIn, typename Tag, typename Combine, typename F>
+void cpu_transform_reduce(Tag, Combine const& combine, F const& f, reduction_layout const& layout) {
+    if constexpr (wants_uniform_scheduling<Tag>())
+        cpu_transform_reduce_on<D, S, C, NIn>(uniform_for_each_pool(), combine, f, layout);
+    else
+        cpu_transform_reduce_on<D, S, C, NIn>(default_pool(), combine, f, layout);
+}
+
+}  // namespace switchyard::detail

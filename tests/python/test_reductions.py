@@ -1,0 +1,102 @@
+"""The reduction example, sumsq(x) = (x * x).sum(-1), against PyTorch on the
+CPU: every float dtype, ranks 0 to 5, non-contiguous, expanded and empty
+inputs, NaN and inf, the same bits on every call, opcheck, gradcheck,
+forward mode and torch.compile."""
+
+import pytest
+import torch
+
+import switchyard_examples  # noqa: F401
+
+ops = torch.ops.switchyard_examples
+
+FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1e-2, torch.float32: 1e-5, torch.float64: 1e-12}
+
+
+def reference(x):
+    """What PyTorch gives for the same sum, computed in float64 and rounded."""
+    return (x.double() * x.double()).sum(-1).to(x.dtype)
+
+
+def inputs(rank, dtype):
+    g = torch.Generator().manual_seed(rank)
+    shape = [3, 5, 2, 7, 4][:rank]
+    base = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+    yield "contiguous", base
+    if rank >= 2:
+        yield "transposed", base.transpose(0, -1)
+    if rank >= 1:
+        wide = torch.randn(shape[:-1] + [shape[-1] * 2], generator=g, dtype=torch.float64).to(dtype)
+        yield "sliced", wide[..., ::2]
+        yield "expanded", base[..., :1].expand(*shape)
+        yield "empty row", base.narrow(rank - 1, 0, 0)
+    if rank >= 2:
+        yield "no rows", base.narrow(0, 0, 0)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("rank", range(6))
+def test_sumsq_matches_torch(rank, dtype):
+    for name, x in inputs(rank, dtype):
+        got = ops.sumsq(x)
+        assert got.shape == reference(x).shape, name
+        assert got.dtype == dtype, name
+        tol = TOLERANCE[dtype]
+        torch.testing.assert_close(got, reference(x), rtol=tol, atol=tol, msg=name)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_sumsq_long_rows_are_accurate(dtype):
+    x = torch.rand(3, 200_000, dtype=torch.float64).to(dtype)
+    tol = TOLERANCE[dtype]
+    torch.testing.assert_close(ops.sumsq(x), reference(x), rtol=tol, atol=0)
+
+
+def test_sumsq_propagates_nan_and_inf():
+    x = torch.ones(4, 9000)
+    x[0, 8500] = float("nan")
+    x[1, 3] = float("inf")
+    x[2, 3] = float("-inf")
+    got = ops.sumsq(x)
+    torch.testing.assert_close(got, (x * x).sum(-1), equal_nan=True)
+    assert got[0].isnan() and got[1] == float("inf") and got[2] == float("inf") and got[3] == 9000
+
+
+def test_sumsq_gives_the_same_bits_on_every_call():
+    x = torch.randn(64, 50_000)
+    first = ops.sumsq(x)
+    for _ in range(5):
+        assert torch.equal(ops.sumsq(x), first)
+
+
+def test_sumsq_opcheck_and_derivatives():
+    x = torch.randn(6, 5, dtype=torch.float64)
+    torch.library.opcheck(ops.sumsq.default, (x,))
+    torch.library.opcheck(ops.sumsq.default, (x.t().requires_grad_(),))
+    assert torch.autograd.gradcheck(ops.sumsq, (x.clone().requires_grad_(),))
+    assert torch.autograd.gradgradcheck(ops.sumsq, (x.clone().requires_grad_(),))
+    scalar = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(ops.sumsq, (scalar,))
+    assert torch.autograd.gradcheck(ops.sumsq, (x.clone().requires_grad_(),), check_forward_ad=True,
+                                    check_backward_ad=False, check_undefined_grad=False, check_batched_grad=False)
+
+
+def test_sumsq_under_torch_compile():
+    x = torch.randn(8, 33, requires_grad=True)
+    f = torch.compile(lambda t: ops.sumsq(t * 2), fullgraph=True, dynamic=True)
+    out = f(x)
+    torch.testing.assert_close(out, ((x * 2) ** 2).sum(-1))
+    (g,) = torch.autograd.grad(out.sum(), x)
+    torch.testing.assert_close(g, 8 * x)
+
+
+def test_sumsq_meta_shapes():
+    assert ops.sumsq(torch.empty(4, 5, 6, device="meta")).shape == (4, 5)
+    assert ops.sumsq(torch.empty((), device="meta")).shape == ()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_sumsq_has_no_cuda_kernel_yet():
+    with pytest.raises(NotImplementedError, match="sumsq"):
+        ops.sumsq(torch.randn(3, 4, device="cuda"))

@@ -1,0 +1,424 @@
+// Tests of transform_reduce on the CPU and of reduction_layout: sum, prod,
+// amin, amax and a user's combine against a reference by coordinates, for
+// every float dtype and int32, ranks 0 to 5, reduced dimensions first,
+// middle, last, several and all, keepdim or not, transposed, sliced,
+// reversed and broadcast inputs, a strided output, empty dimensions, NaN and
+// inf; the accuracy of a 2^24-element f32 sum; the same bits whatever the
+// pool's size; and every error naming the argument.
+#include <switchyard/reduce.h>
+#include <switchyard/switchyard.h>
+
+#include <catch2/catch.hpp>
+
+#include "test_arrays.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+
+namespace {
+
+using test_arrays::array;
+using test_arrays::for_coords;
+using test_arrays::row_major;
+
+template <sy::dtype D>
+using storage = sy::dtype_storage_t<D>;
+template <sy::dtype D>
+using compute = sy::dtype_compute_t<D>;
+template <sy::dtype D>
+using cpu_tag = sy::tag<sy::device_kind::cpu, D>;
+
+struct reduce_case {
+    char const* what;
+    std::vector<std::int64_t> x_sizes, x_strides;
+    std::vector<std::int64_t> y_sizes, y_strides;  // y_sizes empty: one input
+    std::vector<std::int64_t> dims;                // empty: all_dims
+    bool keepdim = false;
+    std::vector<std::int64_t> out_strides = {};  // empty: row-major
+};
+
+std::vector<reduce_case> reduce_cases() {
+    return {
+        {"rank 0, all", {}, {}, {}, {}, {}},
+        {"rank 0, dim 0", {}, {}, {}, {}, {0}},
+        {"rank 0, dim -1 keepdim", {}, {}, {}, {}, {-1}, true},
+        {"rank 1, all", {7}, {}, {}, {}, {}},
+        {"rank 1, all keepdim", {1000}, {}, {}, {}, {}, true},
+        {"rank 2, last", {5, 300}, {}, {}, {}, {-1}},
+        {"rank 2, first", {5, 300}, {}, {}, {}, {0}},
+        {"rank 2, both", {5, 300}, {}, {}, {}, {0, 1}},
+        {"rank 3, middle keepdim", {3, 40, 5}, {}, {}, {}, {1}, true},
+        {"rank 3, first and last", {3, 40, 5}, {}, {}, {}, {2, 0}},
+        {"rank 4, dims 1 and 3", {2, 3, 4, 5}, {}, {}, {}, {1, 3}},
+        {"rank 5, dims 0, 2, 4", {2, 3, 2, 3, 4}, {}, {}, {}, {0, 2, 4}},
+        {"rank 5, dims 1, 3 keepdim", {2, 3, 2, 3, 4}, {}, {}, {}, {-4, -2}, true},
+        {"transposed, dim 0", {30, 20}, {1, 30}, {}, {}, {0}},
+        {"transposed, dim 1", {30, 20}, {1, 30}, {}, {}, {1}},
+        {"sliced", {17, 19}, {40, 2}, {}, {}, {1}},
+        {"reversed", {1000}, {-1}, {}, {}, {0}},
+        {"broadcast y per row", {6, 5, 4}, {}, {5, 1}, {}, {1}},
+        {"broadcast both", {6, 1, 4}, {}, {5, 1}, {}, {0, 2}},
+        {"broadcast y strided", {8, 9}, {}, {8, 1}, {5, 1}, {0}},
+        {"long rows across blocks", {3, 70000}, {}, {}, {}, {-1}},
+        {"many short rows", {20000, 3}, {}, {}, {}, {-1}},
+        {"long columns across blocks", {70000, 3}, {}, {}, {}, {0}},
+        {"wide columns", {2, 5000, 300}, {}, {}, {}, {1}},
+        {"all of a large array", {300, 700}, {}, {300, 1}, {}, {}},
+        {"strided output", {20, 30, 5}, {}, {}, {}, {2}, false, {1, 20}},
+        {"empty kept dimension", {0, 5}, {}, {}, {}, {1}},
+        {"empty reduced dimension", {4, 0}, {}, {}, {}, {1}},
+    };
+}
+
+template <sy::dtype D>
+storage<D> value_for(std::int64_t i) {
+    return static_cast<storage<D>>(static_cast<compute<D>>(i % 23) - compute<D>(7));
+}
+
+// The output shape (keepdim or not) and, per coordinate of the input shape,
+// the output's flat index.
+struct reduced_shape {
+    std::vector<std::int64_t> in_sizes, out_sizes;
+    std::vector<bool> reduced;
+
+    reduced_shape(std::vector<std::int64_t> const& x, std::vector<std::int64_t> const& y,
+                  std::vector<std::int64_t> const& dims, bool keepdim) {
+        in_sizes = x;
+        if (y.size() > in_sizes.size()) in_sizes.insert(in_sizes.begin(), y.size() - in_sizes.size(), 1);
+        for (std::size_t d = 0; d < y.size(); ++d) {
+            auto& s = in_sizes[in_sizes.size() - y.size() + d];
+            if (s == 1) s = y[d];
+        }
+        auto const rank = static_cast<std::int64_t>(in_sizes.size());
+        reduced.assign(in_sizes.size(), dims.empty());
+        for (auto d : dims)
+            if (rank > 0) reduced[static_cast<std::size_t>(d < 0 ? d + rank : d)] = true;
+        for (std::size_t d = 0; d < in_sizes.size(); ++d)
+            if (!reduced[d])
+                out_sizes.push_back(in_sizes[d]);
+            else if (keepdim)
+                out_sizes.push_back(1);
+    }
+    std::vector<std::int64_t> out_coords(std::vector<std::int64_t> const& c, bool keepdim) const {
+        std::vector<std::int64_t> o;
+        for (std::size_t d = 0; d < c.size(); ++d)
+            if (!reduced[d])
+                o.push_back(c[d]);
+            else if (keepdim)
+                o.push_back(0);
+        return o;
+    }
+};
+
+std::int64_t flat_of(std::vector<std::int64_t> const& c, std::vector<std::int64_t> const& sizes) {
+    std::int64_t i = 0;
+    for (std::size_t d = 0; d < c.size(); ++d) i = i * sizes[d] + c[d];
+    return i;
+}
+
+template <sy::dtype D>
+double tolerance(double magnitude) {
+    if constexpr (D == sy::dtype::f16) return magnitude * 1e-3 + 1e-3;
+    if constexpr (D == sy::dtype::bf16) return magnitude * 8e-3 + 1e-2;
+    if constexpr (D == sy::dtype::f32) return magnitude * 1e-6;
+    return magnitude * 1e-13;
+}
+
+// sum of x * y + 1 (or x * x with one input) against a double reference.
+template <sy::dtype D>
+void check_sums() {
+    using S = storage<D>;
+    using C = compute<D>;
+    for (auto const& c : reduce_cases()) {
+        INFO(c.what);
+        auto stride_or = [](auto const& sizes, auto const& strides) {
+            return strides.empty() ? row_major(sizes) : strides;
+        };
+        bool const two = !c.y_sizes.empty();
+        reduced_shape const shape(c.x_sizes, c.y_sizes, c.dims, c.keepdim);
+        array<S> x(D, c.x_sizes, stride_or(c.x_sizes, c.x_strides), "x");
+        array<S> y(D, two ? c.y_sizes : std::vector<std::int64_t>{},
+                   two ? stride_or(c.y_sizes, c.y_strides) : std::vector<std::int64_t>{}, "y");
+        array<S> out(D, shape.out_sizes, stride_or(shape.out_sizes, c.out_strides), "out");
+        for (std::size_t i = 0; i < x.buffer.size(); ++i) x.buffer[i] = value_for<D>(static_cast<std::int64_t>(i));
+        for (std::size_t i = 0; i < y.buffer.size(); ++i)
+            y.buffer[i] = value_for<D>(static_cast<std::int64_t>(i * 7 + 3));
+        sy::dims const over = c.dims.empty() ? sy::all_dims : sy::dims(c.dims.data(), c.dims.size());
+        if (two)
+            sy::transform_reduce(
+                cpu_tag<D>{}, out.ref, over, sy::sum, [](C a, C b) { return a * b + C(1); }, x.ref, y.ref);
+        else
+            sy::transform_reduce(
+                cpu_tag<D>{}, out.ref, over, sy::sum, [](C a) { return a * a; }, x.ref);
+
+        std::int64_t n_out = 1;
+        for (auto s : shape.out_sizes) n_out *= s;
+        std::vector<double> expected(static_cast<std::size_t>(n_out)), magnitude(expected.size());
+        for_coords(shape.in_sizes, [&](std::vector<std::int64_t> const& at) {
+            double const a = static_cast<double>(static_cast<C>(x.at(at)));
+            double const v = two ? a * static_cast<double>(static_cast<C>(y.at(at))) + 1 : a * a;
+            auto const o = static_cast<std::size_t>(flat_of(shape.out_coords(at, c.keepdim), shape.out_sizes));
+            expected[o] += v;
+            magnitude[o] += std::fabs(v);
+        });
+        int wrong = 0;
+        for_coords(shape.out_sizes, [&](std::vector<std::int64_t> const& at) {
+            auto const o = static_cast<std::size_t>(flat_of(at, shape.out_sizes));
+            double const got = static_cast<double>(static_cast<C>(out.at(at)));
+            // A sum past the storage type's range (f16: 65504) is stored as inf, as PyTorch's is.
+            double const stored = static_cast<double>(static_cast<C>(static_cast<S>(static_cast<C>(expected[o]))));
+            bool const ok =
+                std::isinf(stored) ? got == stored : std::fabs(got - expected[o]) <= tolerance<D>(magnitude[o]);
+            if (!ok) {
+                if (wrong < 3) UNSCOPED_INFO("at flat " << o << ": got " << got << ", expected " << expected[o]);
+                ++wrong;
+            }
+        });
+        CHECK(wrong == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("transform_reduce sums match a reference for every layout", "[reduce]") {
+    SECTION("f32") { check_sums<sy::dtype::f32>(); }
+    SECTION("f64") { check_sums<sy::dtype::f64>(); }
+    SECTION("f16") { check_sums<sy::dtype::f16>(); }
+    SECTION("bf16") { check_sums<sy::dtype::bf16>(); }
+    SECTION("i32") { check_sums<sy::dtype::i32>(); }
+}
+
+namespace {
+
+// amin, amax, prod and a user's combine over rows and columns of x, against
+// a reference folding the same values in order.
+template <sy::dtype D, typename Combine>
+void check_combine(Combine const& combine, std::vector<std::int64_t> const& sizes, std::int64_t dim,
+                   std::vector<storage<D>> const& values, bool exact) {
+    using S = storage<D>;
+    using C = compute<D>;
+    array<S> x(D, sizes, row_major(sizes), "x");
+    x.buffer = values;
+    x.ref.data = x.buffer.data();
+    std::vector<std::int64_t> out_sizes = sizes;
+    out_sizes.erase(out_sizes.begin() + dim);
+    array<S> out(D, out_sizes, row_major(out_sizes), "out");
+    sy::reduce(cpu_tag<D>{}, out.ref, sy::dims{dim}, combine, x.ref);
+    std::vector<C> expected(out.buffer.size(), combine.template identity<C>());
+    for_coords(sizes, [&](std::vector<std::int64_t> const& at) {
+        auto o = at;
+        o.erase(o.begin() + dim);
+        auto& e = expected[static_cast<std::size_t>(flat_of(o, out_sizes))];
+        e = combine(e, static_cast<C>(x.at(at)));
+    });
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        INFO("output " << i);
+        C const got = static_cast<C>(out.buffer[i]);
+        C const want = static_cast<C>(static_cast<S>(expected[i]));
+        if (std::isnan(static_cast<double>(want)))
+            CHECK(std::isnan(static_cast<double>(got)));
+        else if (exact)
+            CHECK(got == want);
+        else
+            CHECK(static_cast<double>(got) == Approx(static_cast<double>(want)).epsilon(1e-5));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("transform_reduce: amin, amax, prod and a user's combine", "[reduce]") {
+    constexpr auto f32 = sy::dtype::f32;
+    std::vector<float> v(6 * 700);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 1001) - 500.0f;
+    float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    v[3 * 700 + 650] = nan;  // row 3, column 650
+    v[1 * 700 + 5] = inf;    // row 1
+    v[2 * 700 + 9] = -inf;   // row 2
+    for (std::int64_t dim : {0, 1}) {
+        INFO("dim " << dim);
+        check_combine<f32>(sy::amax, {6, 700}, dim, v, true);
+        check_combine<f32>(sy::amin, {6, 700}, dim, v, true);
+        check_combine<f32>(sy::sum, {6, 700}, dim, v, false);
+        auto const max_abs = sy::combine([](float a, float b) { return std::fmax(std::fabs(a), std::fabs(b)); }, 0.0f);
+        check_combine<f32>(max_abs, {6, 700}, dim, std::vector<float>(v.begin(), v.end()), true);
+    }
+    std::vector<float> near_one(9 * 50);
+    for (std::size_t i = 0; i < near_one.size(); ++i) near_one[i] = 1.0f + static_cast<float>(i % 5) / 64.0f - 0.03f;
+    check_combine<f32>(sy::prod, {9, 50}, 1, near_one, false);
+    check_combine<f32>(sy::prod, {9, 50}, 0, near_one, false);
+    std::vector<sy::bfloat16> b(4 * 300);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = sy::bfloat16(static_cast<float>(i % 97) - 40.0f);
+    check_combine<sy::dtype::bf16>(sy::amax, {4, 300}, 1, b, true);
+    check_combine<sy::dtype::bf16>(sy::amin, {4, 300}, 0, b, true);
+    std::vector<std::int32_t> ints(5 * 400);
+    for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<std::int32_t>((i * 7919) % 100003) - 50000;
+    check_combine<sy::dtype::i32>(sy::amax, {5, 400}, 1, ints, true);
+    check_combine<sy::dtype::i32>(sy::amin, {5, 400}, 0, ints, true);
+}
+
+TEST_CASE("transform_reduce: sum propagates NaN and inf as PyTorch does", "[reduce]") {
+    constexpr auto f32 = sy::dtype::f32;
+    float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> x(4 * 9000, 1.0f);
+    x[0 * 9000 + 8500] = nan;  // a NaN in a later block of row 0
+    x[1 * 9000 + 3] = inf;
+    x[2 * 9000 + 3] = inf;
+    x[2 * 9000 + 8999] = -inf;  // inf - inf
+    std::vector<float> out(4);
+    auto const xr = sy::strided_ref::contiguous(x.data(), f32, sy::device_kind::cpu, {4, 9000}, "x");
+    auto const outr = sy::strided_ref::contiguous(out.data(), f32, sy::device_kind::cpu, {4}, "out");
+    sy::reduce(cpu_tag<f32>{}, outr, sy::dims{1}, sy::sum, xr);
+    CHECK(std::isnan(out[0]));
+    CHECK(out[1] == inf);
+    CHECK(std::isnan(out[2]));
+    CHECK(out[3] == 9000.0f);
+    sy::reduce(cpu_tag<f32>{}, outr, sy::dims{1}, sy::amax, xr);
+    CHECK(std::isnan(out[0]));
+    CHECK(out[1] == inf);
+    CHECK(std::isnan(out[2]) == false);
+    CHECK(out[2] == inf);
+}
+
+TEST_CASE("transform_reduce: an f32 sum of 2^24 values is accurate", "[reduce]") {
+    constexpr auto f32 = sy::dtype::f32;
+    std::int64_t const n = std::int64_t{1} << 24;
+    std::vector<float> x(static_cast<std::size_t>(n));
+    double exact = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        // Values in [0.5, 1.5): a serial f32 sum would stall once the total
+        // reaches 2^24 (adding 1 no longer changes it).
+        x[static_cast<std::size_t>(i)] = 0.5f + static_cast<float>((i * 2654435761u) % 1000003) / 1000003.0f;
+        exact += x[static_cast<std::size_t>(i)];
+    }
+    float out = 0;
+    auto const xr = sy::strided_ref::contiguous(x.data(), f32, sy::device_kind::cpu, {n}, "x");
+    auto const outr = sy::strided_ref::contiguous(&out, f32, sy::device_kind::cpu, {}, "out");
+    sy::reduce(cpu_tag<f32>{}, outr, sy::all_dims, sy::sum, xr);
+    INFO("sum " << out << ", exact " << exact);
+    CHECK(std::fabs(out - exact) / exact < 1e-6);
+}
+
+namespace {
+
+// The bits of a sum of `sizes` over `over` on a pool of `threads` threads.
+std::vector<float> sum_on_pool(std::vector<float> const& x, std::vector<std::int64_t> const& sizes,
+                               std::vector<std::int64_t> const& out_sizes, sy::dims const& over, std::size_t threads,
+                               bool uniform) {
+    constexpr auto f32 = sy::dtype::f32;
+    std::int64_t n_out = 1;
+    for (auto s : out_sizes) n_out *= s;
+    std::vector<float> out(static_cast<std::size_t>(n_out));
+    auto const xr = sy::strided_ref::make(const_cast<float*>(x.data()), f32, sy::device_kind::cpu, sizes.data(),
+                                          row_major(sizes).data(), static_cast<std::int64_t>(sizes.size()), "x");
+    auto const outr =
+        sy::strided_ref::make(out.data(), f32, sy::device_kind::cpu, out_sizes.data(), row_major(out_sizes).data(),
+                              static_cast<std::int64_t>(out_sizes.size()), "out");
+    auto const layout = sy::make_reduction_layout("test", outr, &xr, 1, over);
+    auto const square = [](float v) { return v * v + 0.1f; };
+    if (uniform) {
+        sy::broadcast_pool pool(threads);
+        sy::detail::cpu_transform_reduce_on<f32, float, float, 1>(pool, sy::sum, square, layout);
+    } else {
+        sy::work_stealing_pool pool(threads);
+        sy::detail::cpu_transform_reduce_on<f32, float, float, 1>(pool, sy::sum, square, layout);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("transform_reduce: the same bits whatever the pool's size", "[reduce]") {
+    struct shape_case {
+        std::vector<std::int64_t> sizes, out_sizes;
+        sy::dims over;
+    };
+    std::vector<shape_case> const cases = {
+        {{1 << 20}, {}, sy::all_dims},
+        {{3, 200000}, {3}, sy::dims{1}},
+        {{200000, 3}, {3}, sy::dims{0}},
+        {{64, 3000, 7}, {64, 7}, sy::dims{1}},
+    };
+    for (auto const& c : cases) {
+        std::int64_t n = 1;
+        for (auto s : c.sizes) n *= s;
+        std::vector<float> x(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i)) * 3.0f;
+        auto const one = sum_on_pool(x, c.sizes, c.out_sizes, c.over, 1, false);
+        for (std::size_t threads : {2u, 3u, 5u, 8u}) {
+            for (bool uniform : {false, true}) {
+                INFO("threads " << threads << (uniform ? " broadcast_pool" : " work_stealing_pool"));
+                auto const many = sum_on_pool(x, c.sizes, c.out_sizes, c.over, threads, uniform);
+                CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)) == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[reduce]") {
+    constexpr auto f32 = sy::dtype::f32;
+    using tag = cpu_tag<f32>;
+    std::vector<float> xb(12), yb(5), ob(12);
+    auto const x = sy::strided_ref::contiguous(xb.data(), f32, sy::device_kind::cpu, {3, 4}, "x");
+    auto const out3 = sy::strided_ref::contiguous(ob.data(), f32, sy::device_kind::cpu, {3}, "out");
+    auto const msg = [&](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (std::invalid_argument const& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    using Catch::Matchers::Contains;
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{2}, sy::sum, x); }),
+               Contains("transform_reduce: dimension 2 in dims [2] is out of range for the input shape [3, 4] "
+                        "(allowed -2 to 1)"));
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{-3}, sy::sum, x); }), Contains("out of range"));
+    CHECK_THAT(msg([&] {
+                   sy::reduce(tag{}, out3, sy::dims{1, -1}, sy::sum, x);
+               }),
+               Contains("dimension 1 appears more than once in dims [1, -1]"));
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims(nullptr, 0), sy::sum, x); }),
+               Contains("dims is empty; name the dimensions to reduce, or pass all_dims"));
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{0}, sy::sum, x); }),
+               Contains("output 'out' has shape [3] but reducing dims [0] of the input shape [3, 4] gives [4]"));
+    auto const out_2x1 = sy::strided_ref::contiguous(ob.data(), f32, sy::device_kind::cpu, {3, 2}, "out");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out_2x1, sy::dims{1}, sy::sum, x); }), Contains("gives [3]"));
+    auto const in_place = sy::strided_ref::contiguous(xb.data(), f32, sy::device_kind::cpu, {3}, "out");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, in_place, sy::dims{1}, sy::sum, x); }),
+               Contains("output 'out' shares memory with input 'x'"));
+    auto const expanded = sy::strided_ref::make(ob.data(), f32, sy::device_kind::cpu, {3}, {0}, "out");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, expanded, sy::dims{1}, sy::sum, x); }), Contains("internal overlap"));
+    auto const y = sy::strided_ref::contiguous(yb.data(), f32, sy::device_kind::cpu, {5}, "y");
+    CHECK_THAT(msg([&] {
+                   sy::transform_reduce(
+                       tag{}, out3, sy::dims{1}, sy::sum, [](float a, float b) { return a * b; }, x, y);
+               }),
+               Contains("input 'y' has shape [5], which does not broadcast with input 'x' of shape [3, 4] (size 5 "
+                        "against 4)"));
+    auto const empty = sy::strided_ref::contiguous(xb.data(), f32, sy::device_kind::cpu, {3, 0}, "x");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::amax, empty); }),
+               Contains("amax over zero elements (dims [1] of the input shape [3, 0]) has no identity"));
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::amin, empty); }), Contains("amin over zero"));
+    std::vector<double> db(3);
+    auto const out_f64 = sy::strided_ref::contiguous(db.data(), sy::dtype::f64, sy::device_kind::cpu, {3}, "out");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out_f64, sy::dims{1}, sy::sum, x); }),
+               Contains("transform_reduce: output 'out' has dtype f64 but the tag's dtype is f32"));
+    auto const x_cuda = sy::strided_ref::make(xb.data(), f32, sy::device_kind::cuda, {3, 4}, {4, 1}, "x");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::sum, x_cuda); }),
+               Contains("transform_reduce: input 'x' is on cuda but the tag names device cpu"));
+    // Nothing was written by any refused call.
+    for (float v : ob) CHECK(v == 0.0f);
+    // An empty sum is the identity, written to every output.
+    sy::reduce(tag{}, out3, sy::dims{1}, sy::sum, empty);
+    for (int i = 0; i < 3; ++i) CHECK(ob[static_cast<std::size_t>(i)] == 0.0f);
+    ob.assign(ob.size(), 5.0f);
+    sy::reduce(tag{}, out3, sy::dims{1}, sy::prod, empty);
+    for (int i = 0; i < 3; ++i) CHECK(ob[static_cast<std::size_t>(i)] == 1.0f);
+}
