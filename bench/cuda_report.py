@@ -15,7 +15,9 @@ for information. Times are CUDA-event medians over repeated
 launches into preallocated outputs. Prints bench/report-style lines with
 cuda_ metric names; the target lines end in PASS or FAIL. Also the
 broadcasting example mul_sigmoid ([65536, 4096] x [4096] and x [65536, 1])
-against x * torch.sigmoid(gate), as % of copy bandwidth.
+against x * torch.sigmoid(gate), as % of copy bandwidth; and sums
+(sy::reduce: 2^28 elements, rows of [65536, 4096] and [256, 2^20]) against
+torch.sum.
 """
 
 import os
@@ -130,6 +132,38 @@ def main():
         del x, out
         torch.cuda.empty_cache()
 
+    # Reductions (issue 16): sum of 2^28 elements, row sums of [65536, 4096]
+    # and [256, 2^20] (bench_ops.cu's sum_out, sy::reduce) against torch.sum
+    # into the same preallocated output, and each as % of the same run's copy
+    # rate (bytes read / time against copy's bytes moved / time).
+    reduce_results = {}
+    for dname in ("f32", "bf16"):
+        dtype = dtypes[dname]
+        for shape, last in (((1 << 28,), False), ((65536, 4096), True), ((256, 1 << 20), True)):
+            x = torch.randn(*shape, device="cuda", dtype=torch.float32).to(dtype)
+            out = torch.empty(shape[:-1] if last else (), device="cuda", dtype=dtype)
+            bench.sum_out(x, out, last)
+            expected = x.double().sum(-1) if last else x.double().sum()
+            torch.testing.assert_close(out.double(), expected, rtol=1e-2 if dname == "bf16" else 1e-4, atol=1e-2)
+            first = out.clone()
+            bench.sum_out(x, out, last)
+            assert torch.equal(out, first), "the same bits on every call"
+            dims = (-1,) if last else tuple(range(x.dim()))
+            ours_ms = time_ms(lambda: bench.sum_out(x, out, last), repeats)
+            torch_ms = time_ms(lambda: torch.sum(x, dim=dims, out=out), repeats)
+            copy_out = torch.empty_like(x)
+            copy_ms = time_ms(lambda: copy_out.copy_(x), repeats)
+            read_rate = x.numel() * x.element_size() / ours_ms
+            copy_rate = 2 * x.numel() * x.element_size() / copy_ms
+            torch_rate = x.numel() * x.element_size() / torch_ms
+            name = "x".join(str(s) for s in shape)
+            reduce_results[(dname, name)] = (torch_ms / ours_ms, 100 * read_rate / copy_rate)
+            print(f"# cuda sum {dname} [{name}]: ours {ours_ms * 1e3:.1f} us ({100 * read_rate / copy_rate:.1f}% of "
+                  f"copy), torch {torch_ms * 1e3:.1f} us ({100 * torch_rate / copy_rate:.1f}%), torch/ours "
+                  f"{torch_ms / ours_ms:.3f}", flush=True)
+            del x, out, copy_out
+            torch.cuda.empty_cache()
+
     # Launch variants at 2^28 (device/cuda/for_each.h): how tiles are warmed
     # (SWITCHYARD_CUDA_WARM: 0 none, 1 prefetch.global.L2, 2 16-byte loads,
     # 3 prefetch.global.L1; at the dtype's default elements per thread) and
@@ -191,6 +225,9 @@ def main():
         ("cuda_softplus_f32_transposed_vs_torch", ratio("softplus", "f32", 24, "transposed"), 0.95, True),
         ("cuda_host_overhead_ours_over_torch", ours_us / torch_us, 1.0, False),
     ] + [(f"cuda_bcast_mul_sigmoid_{d}_pct_copy", bcast[(d, "per_column")], 95.0, True) for d in ("f32", "bf16", "f16")]
+    targets += [(f"cuda_sum_{d}_{name}_vs_torch", reduce_results[(d, name)][0], 1.0, True)
+                for d in ("f32", "bf16") for name in ("268435456", "65536x4096", "256x1048576")
+                if d == "f32" or name == "268435456"]
     for d in ("f32", "bf16", "f16"):
         print(f"cuda_bcast_mul_sigmoid_per_row_{d}_pct_copy {bcast[(d, 'per_row')]:.1f} (informational)")
     for d in dtypes:

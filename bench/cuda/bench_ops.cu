@@ -44,6 +44,23 @@ void relu_out(at::Tensor const& x, at::Tensor& out) {
     table.select(args.dispatch_set())(args);
 }
 
+// sum over the last dimension (last = true) or every one, into out: the
+// shapes of issue 16's targets, against torch.sum.
+struct sum_op {
+    template <typename Tag>
+    static void op(Tag tag, sy::op_args const& args, bool last) {
+        sy::reduce(tag, args["out"], last ? sy::dims{-1} : sy::all_dims, sy::sum, args["x"]);
+    }
+    using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis>;
+    using dispatcher = sy::dispatch_table<space, void(sy::op_args const&, bool)>;
+};
+
+void sum_out(at::Tensor const& x, at::Tensor& out, bool last) {
+    static auto const table = sy::dispatch_table_from_op<sum_op>("sum_out");
+    sy::op_args const args("sum_out", {{"x", x}, {"out", out}});
+    args.select(table)(args, last);
+}
+
 // relu (op 0) or softplus (op 1, beta 1, threshold 20, softplus_to as in the
 // op) over contiguous tensors, launched with a chosen way of warming tiles and
 // number of elements per thread per tile (device/cuda/for_each.h), to compare
@@ -171,6 +188,7 @@ double end_to_end_time(at::Tensor const& x, at::Tensor& out, std::int64_t iters,
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("relu_out", &relu_out);
+    m.def("sum_out", &sum_out);
     m.def("launch_variant", &launch_variant);
     m.attr("default_warm") = SWITCHYARD_CUDA_WARM;
     m.def("host_overhead", &host_overhead);

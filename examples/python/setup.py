@@ -16,10 +16,9 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtensio
 
 here = Path(__file__).resolve().parent
 repo = here.parents[1]
-ops = ("softplus", "softplus_backward", "mul_sigmoid", "relu", "op", "functional")
-# Device-independent registrations and CPU-only ops (sumsq: reductions do not
-# run on CUDA yet), compiled by the C++ compiler either way.
-host_only = [str(repo / "examples" / "torch" / f) for f in ("mutating_ops.cpp", "derivatives.cpp", "sumsq.cpp")]
+ops = ("softplus", "softplus_backward", "mul_sigmoid", "relu", "op", "functional", "sumsq")
+# Device-independent registrations, compiled by the C++ compiler either way.
+host_only = [str(repo / "examples" / "torch" / f) for f in ("mutating_ops.cpp", "derivatives.cpp")]
 
 wanted = os.environ.get("SWITCHYARD_EXAMPLES_CUDA", "auto")
 cuda_possible = torch.version.cuda is not None and (

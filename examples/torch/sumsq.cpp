@@ -1,8 +1,8 @@
 // sumsq(x) = the sum of x * x over the last dimension: the reduction
 // example. transform_reduce maps each value, folds the results with sy::sum
 // in float for f16 and bf16, and writes one value per row; rows, strides and
-// the thread split are the library's. CPU only: CUDA and WebGPU reductions
-// are not built yet (docs/reduce.md). Its derivative is in derivatives.cpp.
+// the thread split are the library's. Compiled by nvcc (cuda/sumsq.cu) it
+// runs on CUDA as well. Its derivative is in derivatives.cpp.
 #include <ATen/ops/empty.h>
 #include <switchyard/switchyard.h>
 #include <switchyard/torch.h>
@@ -20,7 +20,7 @@ struct sumsq_op {
         auto const square = [] SWITCHYARD_HOST_DEVICE(C v) { return v * v; };
         sy::transform_reduce(tag, args["out"], sy::dims{-1}, sy::sum, square, args["x"]);
     }
-    using space = sy::axes<sy::torch_cpu_device_axis, sy::torch_full_float_stype_axis>;
+    using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&)>;
 };
 

@@ -31,8 +31,10 @@
 // the length. That is the only mode, so determinism::required in the tag
 // costs nothing.
 //
-// Devices: the CPU (device/cpu/reduce.h). CUDA and WebGPU do not run
-// reductions yet: such a tag fails to compile, naming the device.
+// Devices: the CPU (device/cpu/reduce.h) and, when this file is compiled by
+// nvcc, CUDA (device/cuda/reduce.h; f and a user's combine op must then be
+// SWITCHYARD_HOST_DEVICE). WebGPU and Metal do not run reductions yet: such
+// a tag fails to compile, naming the device.
 //
 // Errors (std::invalid_argument, naming the operand or the dimension): an
 // operand on another device or of another dtype than the tag's, inputs that
@@ -57,6 +59,9 @@
 #include "switchyard/transform.h"
 #include "switchyard/view/reduction_layout.h"
 #include "switchyard/view/strided_ref.h"
+#if defined(__CUDACC__)
+#include "switchyard/device/cuda/reduce.h"
+#endif
 
 namespace switchyard {
 
@@ -103,9 +108,16 @@ void transform_reduce(Tag tag, Out const& out, dims const& over, Combine const& 
 
     if constexpr (device == device_kind::cpu) {
         detail::cpu_transform_reduce<type, S, C, NIn>(tag, combine, f, layout);
+    } else if constexpr (device == device_kind::cuda) {
+#if defined(__CUDACC__)
+        detail::cuda_transform_reduce<type, S, C, NIn>(combine, f, layout, out_ref.device_index);
+#else
+        static_assert(device != device_kind::cuda,
+                      "transform_reduce: the tag names device cuda, which needs this file compiled by nvcc");
+#endif
     } else {
-        static_assert(device == device_kind::cpu,
-                      "transform_reduce: only the CPU runs reductions in this version (CUDA, WebGPU and Metal "
+        static_assert(device == device_kind::cpu || device == device_kind::cuda,
+                      "transform_reduce: only the CPU and CUDA run reductions in this version (WebGPU and Metal "
                       "are not implemented yet)");
     }
 }

@@ -1,6 +1,6 @@
 // Everything in switchyard that needs no torch or vendor (CUDA, Metal,
 // WebGPU) header: the core, thread pools, views, the CPU device, for_each,
-// transform, transform_reduce (CPU), kernel math, kernel types and shader
+// transform, transform_reduce, kernel math, kernel types and shader
 // tracing, and lazy chains. Add switchyard/torch.h for the PyTorch adapter;
 // define SWITCHYARD_WITH_WEBGPU (the switchyard::webgpu CMake target) for
 // for_each on WebGPU.

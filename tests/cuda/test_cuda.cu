@@ -677,6 +677,120 @@ void test_transform_mapped(char const* label) {
     sy::cuda_check(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
+// transform_reduce on CUDA against the same reduction on the CPU (a
+// different order, so within a tolerance; exact for integers and amax), the
+// same bits on every call, for an aligned and a misaligned copy of the input
+// (the vector and scalar paths combine in one order) and on another stream;
+// row, column, several-dimension, full, rank-0 and empty reductions.
+template <dtype D>
+void test_reduce(char const* label) {
+    using S = sy::dtype_storage_t<D>;
+    using C = sy::dtype_compute_t<D>;
+    using gpu = sy::tag<device_kind::cuda, D>;
+    using cpu = sy::tag<device_kind::cpu, D>;
+    struct reduce_case {
+        char const* what;
+        std::vector<std::int64_t> sizes, strides, out_sizes;
+        std::vector<std::int64_t> dims;  // empty: all_dims
+    };
+    std::vector<reduce_case> const cases = {
+        {"all of 2^20 + 3", {(1 << 20) + 3}, {1}, {}, {}},
+        {"long rows", {37, 50000}, {50000, 1}, {37}, {-1}},
+        {"short rows", {1000, 13}, {13, 1}, {1000}, {1}},
+        {"columns", {5000, 37}, {37, 1}, {37}, {0}},
+        {"middle of rank 3", {5, 600, 7}, {4200, 7, 1}, {5, 7}, {1}},
+        {"transposed rows", {64, 96}, {1, 64}, {64}, {1}},
+        {"first and last of rank 3", {6, 50, 40}, {2000, 40, 1}, {50}, {0, 2}},
+        {"rank 0", {}, {}, {}, {}},
+        {"empty rows", {4, 0}, {1, 1}, {4}, {1}},
+    };
+    sy::cuda_device dev{0};
+    int wrong = 0;
+    for (auto const& c : cases) {
+        std::int64_t extent = 2;  // one spare element: the misaligned copy starts at element 1
+        for (std::size_t d = 0; d < c.sizes.size(); ++d) extent += (c.sizes[d] - 1) * c.strides[d];
+        for (auto s : c.sizes)
+            if (s == 0) extent = 2;
+        std::int64_t n_out = 1;
+        for (auto s : c.out_sizes) n_out *= s;
+        std::vector<S> hx(extent);
+        for (std::int64_t i = 0; i < extent; ++i) hx[i] = static_cast<S>(static_cast<C>(i % 29) - C(9));
+        std::vector<S> shifted(extent);  // the same values one element later
+        for (std::int64_t i = 0; i + 1 < extent; ++i) shifted[i + 1] = hx[i];
+        void* dx = dev.alloc(extent * sizeof(S));
+        void* dshift = dev.alloc(extent * sizeof(S));
+        void* dout = dev.alloc(std::max<std::int64_t>(n_out, 1) * sizeof(S));
+        dev.copy_from_host(dx, hx.data(), extent * sizeof(S));
+        dev.copy_from_host(dshift, shifted.data(), extent * sizeof(S));
+        auto in = [&](void* base, std::int64_t offset, device_kind k) {
+            return sy::strided_ref::make(static_cast<S*>(base) + offset, D, k, c.sizes.data(), c.strides.data(),
+                                         static_cast<std::int64_t>(c.sizes.size()), "x");
+        };
+        std::vector<std::int64_t> out_strides(c.out_sizes.size());
+        sy::strided_ref::row_major_strides(c.out_sizes.data(), static_cast<std::int64_t>(c.out_sizes.size()),
+                                           out_strides.data());
+        auto out = [&](void* base, device_kind k) {
+            return sy::strided_ref::make(base, D, k, c.out_sizes.data(), out_strides.data(),
+                                         static_cast<std::int64_t>(c.out_sizes.size()), "out");
+        };
+        sy::dims const over = c.dims.empty() ? sy::all_dims : sy::dims(c.dims.data(), c.dims.size());
+        auto const square = [] SWITCHYARD_HOST_DEVICE(C v) { return v * v; };
+        std::vector<S> want(n_out), got(n_out), again(n_out), other(n_out);
+        sy::transform_reduce(cpu{}, out(want.data(), device_kind::cpu), over, sy::sum, square,
+                             in(hx.data(), 0, device_kind::cpu));
+        sy::transform_reduce(gpu{}, out(dout, device_kind::cuda), over, sy::sum, square, in(dx, 0, device_kind::cuda));
+        dev.copy_to_host(got.data(), dout, n_out * sizeof(S));
+        sy::transform_reduce(gpu{}, out(dout, device_kind::cuda), over, sy::sum, square, in(dx, 0, device_kind::cuda));
+        dev.copy_to_host(again.data(), dout, n_out * sizeof(S));
+        {
+            cudaStream_t stream = nullptr;
+            cudaStreamCreate(&stream);
+            sy::cuda_stream_scope scope(stream);
+            sy::transform_reduce(gpu{}, out(dout, device_kind::cuda), over, sy::sum, square,
+                                 in(dshift, 1, device_kind::cuda));
+            cudaStreamSynchronize(stream);
+            cudaStreamDestroy(stream);
+        }
+        dev.copy_to_host(other.data(), dout, n_out * sizeof(S));
+        bool const same_bits = std::memcmp(got.data(), again.data(), n_out * sizeof(S)) == 0 &&
+                               std::memcmp(got.data(), other.data(), n_out * sizeof(S)) == 0;
+        int close = 0;
+        for (std::int64_t i = 0; i < n_out; ++i) {
+            double const g = static_cast<double>(static_cast<C>(got[i])),
+                         w = static_cast<double>(static_cast<C>(want[i]));
+            double const tolerance = std::is_integral_v<C> ? 0.0 : (sizeof(S) == 2 ? 1e-2 : 1e-5) * std::fabs(w);
+            close += std::fabs(g - w) <= tolerance || (std::isinf(g) && g == w);
+        }
+        // amax is exact whatever the order.
+        std::vector<S> max_want(n_out), max_got(n_out);
+        bool max_same = true;
+        if (!c.sizes.empty() && c.sizes.back() != 0) {
+            sy::reduce(cpu{}, out(max_want.data(), device_kind::cpu), over, sy::amax,
+                       in(hx.data(), 0, device_kind::cpu));
+            sy::reduce(gpu{}, out(dout, device_kind::cuda), over, sy::amax, in(dx, 0, device_kind::cuda));
+            dev.copy_to_host(max_got.data(), dout, n_out * sizeof(S));
+            max_same = std::memcmp(max_want.data(), max_got.data(), n_out * sizeof(S)) == 0;
+        }
+        if (!same_bits || close != n_out || !max_same) {
+            std::printf("transform_reduce %s %s: same bits %d, %d of %lld close to the CPU, amax %d\n", label, c.what,
+                        same_bits, close, static_cast<long long>(n_out), max_same);
+            ++wrong;
+        }
+        dev.free(dx);
+        dev.free(dshift);
+        dev.free(dout);
+    }
+    CHECK(wrong == 0);
+    // Errors before any work: a CPU input with a CUDA tag.
+    std::vector<S> host(4);
+    auto const cpu_x = sy::strided_ref::contiguous(host.data(), D, device_kind::cpu, {4}, "x");
+    S* dummy = static_cast<S*>(dev.alloc(sizeof(S)));
+    auto const gpu_out = sy::strided_ref::contiguous(dummy, D, device_kind::cuda, {}, "out");
+    CHECK(contains(message_of([&] { sy::reduce(gpu{}, gpu_out, sy::all_dims, sy::sum, cpu_x); }),
+                   "transform_reduce: input 'x' is on cpu but the tag names device cuda"));
+    dev.free(dummy);
+}
+
 }  // namespace
 
 int main() {
@@ -711,6 +825,11 @@ int main() {
         test_transform_mapped<dtype::f32>("f32");
         test_transform_mapped<dtype::f16>("f16");
         test_transform_mapped<dtype::bf16>("bf16");
+        test_reduce<dtype::f32>("f32");
+        test_reduce<dtype::f64>("f64");
+        test_reduce<dtype::f16>("f16");
+        test_reduce<dtype::bf16>("bf16");
+        test_reduce<dtype::i32>("i32");
     } catch (std::exception const& e) {
         std::printf("FAIL: unexpected exception: %s\n", e.what());
         return 1;

@@ -1,0 +1,271 @@
+// transform_reduce on CUDA: the runner behind switchyard/reduce.h, launched
+// on the current stream of the current device, with no atomics.
+//
+// As on the CPU, the order in which values are combined depends only on the
+// layout (view/reduction_layout.h), so results are bitwise the same run to
+// run, whatever the GPU and its number of SMs:
+//  - Row reductions (reduced_inner): each output's range is cut into tasks
+//    of 256 threads x 8 chunks of 16 bytes (8192 floats, 16384 halves);
+//    a task is one block. Thread t combines, in order, the values of chunks
+//    t, t + 256, ..., read with one 16-byte load per input where every
+//    input is contiguous along the row and 16-byte aligned, else value by
+//    value at the same positions in the same order (so alignment never
+//    changes a result). Then a fixed tree: warp shuffles, then the warps.
+//  - Column reductions: a thread per output (neighbouring threads read
+//    neighbouring elements); each task folds a run of reduce_column_run_cuda
+//    reduced indices serially.
+//  - Where an output has several tasks, their partials (scratch memory from
+//    switchyard's stream-ordered pool) are folded by one block per output:
+//    thread t takes partials t, t + 256, ... in order, then the same tree.
+// f16 and bf16 accumulate in float (compute_t).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "switchyard/core/dtype.h"
+#include "switchyard/device/cuda/current_stream.h"
+#include "switchyard/device/cuda/error.h"
+#include "switchyard/device/cuda/scratch_pool.h"
+#include "switchyard/device/cuda/transform.h"
+#include "switchyard/view/fast_divide.h"
+#include "switchyard/view/load.h"
+#include "switchyard/view/reduction_layout.h"
+
+namespace switchyard::detail {
+
+inline constexpr int reduce_block_cuda = 256;
+inline constexpr int reduce_chunks_cuda = 8;  // 16-byte chunks per thread and task
+inline constexpr std::int64_t reduce_column_run_cuda = 64;
+
+// The layout as a kernel parameter: the output, then NIn inputs.
+template <int NIn>
+struct cuda_reduction {
+    static constexpr int N = NIn + 1;
+    void* data[N];
+    std::int64_t kept_strides[N][max_rank];
+    std::int64_t reduced_strides[N][max_rank];
+    fast_divider kept_div[max_rank];
+    fast_divider reduced_div[max_rank];
+    std::int32_t kept_rank;
+    std::int32_t reduced_rank;
+    std::int64_t kept_numel;
+    std::int64_t reduced_numel;
+    std::int64_t task_size;  // reduced indices per task
+    std::int64_t tasks;      // per output (row) or per group of threads' outputs (column)
+
+    // Offsets of operand k at kept index m and reduced index r (row-major
+    // within each group).
+    __device__ __forceinline__ std::int64_t kept_offset(int k, std::int64_t m) const {
+        std::int64_t o = 0;
+        for (std::int32_t d = kept_rank; d-- > 0;) {
+            std::int64_t const q = kept_div[d].divide(m);
+            o += (m - q * kept_div[d].divisor()) * kept_strides[k][d];
+            m = q;
+        }
+        return o;
+    }
+    __device__ __forceinline__ std::int64_t reduced_offset(int k, std::int64_t r) const {
+        if (reduced_rank == 1) return r * reduced_strides[k][0];
+        std::int64_t o = 0;
+        for (std::int32_t d = reduced_rank; d-- > 0;) {
+            std::int64_t const q = reduced_div[d].divide(r);
+            o += (r - q * reduced_div[d].divisor()) * reduced_strides[k][d];
+            r = q;
+        }
+        return o;
+    }
+};
+
+template <int NIn>
+cuda_reduction<NIn> to_cuda_reduction(reduction_layout const& l, std::int64_t task_size) {
+    cuda_reduction<NIn> c{};
+    for (int k = 0; k < NIn + 1; ++k) {
+        c.data[k] = l.data[k];
+        for (int d = 0; d < max_rank; ++d) {
+            c.kept_strides[k][d] = l.kept_strides[k][d];
+            c.reduced_strides[k][d] = l.reduced_strides[k][d];
+        }
+    }
+    for (int d = 0; d < max_rank; ++d) {
+        c.kept_div[d] = fast_divider(l.kept_sizes[d] > 0 ? l.kept_sizes[d] : 1);
+        c.reduced_div[d] = fast_divider(l.reduced_sizes[d] > 0 ? l.reduced_sizes[d] : 1);
+    }
+    c.kept_rank = l.kept_rank;
+    c.reduced_rank = l.reduced_rank;
+    c.kept_numel = l.kept_numel;
+    c.reduced_numel = l.reduced_numel;
+    c.task_size = task_size;
+    c.tasks = (l.reduced_numel + task_size - 1) / task_size;
+    return c;
+}
+
+// v combined across the block in a fixed tree; the result is thread 0's.
+template <typename C, typename Combine>
+__device__ __forceinline__ C cuda_block_fold(Combine const& combine, C v) {
+    static_assert(reduce_block_cuda == 256, "the tree below folds 8 warps");
+    __shared__ C warp_values[reduce_block_cuda / 32];
+    for (int o = 16; o > 0; o /= 2) v = combine(v, static_cast<C>(__shfl_down_sync(0xffffffffu, v, o)));
+    int const warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+    if (lane == 0) warp_values[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < reduce_block_cuda / 32 ? warp_values[lane] : combine.template identity<C>();
+        for (int o = 4; o > 0; o /= 2) v = combine(v, static_cast<C>(__shfl_down_sync(0xffffffffu, v, o)));
+    }
+    return v;
+}
+
+template <dtype D, typename S, typename C, int NIn>
+__device__ __forceinline__ void cuda_store_reduced(cuda_reduction<NIn> const& p, C* partials, std::int64_t m,
+                                                   std::int64_t task, C v) {
+    if (p.tasks == 1)
+        static_cast<S*>(p.data[0])[p.kept_offset(0, m)] = static_cast<S>(v);
+    else
+        partials[m * p.tasks + task] = v;
+}
+
+// One block per (output, task) of a row reduction.
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+__global__ void __launch_bounds__(reduce_block_cuda)
+    cuda_reduce_rows_kernel(Combine const combine, F const f, cuda_reduction<NIn> const p, C* partials) {
+    constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
+    for (std::int64_t b = blockIdx.x; b < p.kept_numel * p.tasks; b += gridDim.x) {
+        std::int64_t const m = b / p.tasks, task = b % p.tasks;
+        std::int64_t const r0 = task * p.task_size;
+        std::int64_t const r1 = r0 + p.task_size < p.reduced_numel ? r0 + p.task_size : p.reduced_numel;
+        S const* base[NIn];
+        bool vector = p.reduced_rank == 1 && L > 1;
+        for (int k = 0; k < NIn; ++k) {
+            base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
+            vector =
+                vector && p.reduced_strides[1 + k][0] == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0;
+        }
+        C acc = combine.template identity<C>();
+#pragma unroll
+        for (int it = 0; it < reduce_chunks_cuda; ++it) {
+            std::int64_t const first = r0 + (std::int64_t{it} * reduce_block_cuda + threadIdx.x) * L;
+            if (vector && first + L <= r1) {
+                cuda_chunk<S, L> chunk[NIn];
+                for (int k = 0; k < NIn; ++k) chunk[k] = cuda_load_chunk<S, L>(base[k] + first);
+                [&]<std::size_t... K>(std::index_sequence<K...>) {
+#pragma unroll
+                    for (int v = 0; v < L; ++v) acc = combine(acc, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)));
+                }
+                (std::make_index_sequence<NIn>{});
+            } else {
+                for (int v = 0; v < L && first + v < r1; ++v) [&]<std::size_t... K>(std::index_sequence<K...>) {
+                        acc = combine(acc, static_cast<C>(f(static_cast<C>(
+                                               load_input(base[K] + p.reduced_offset(1 + K, first + v)))...)));
+                    }
+                (std::make_index_sequence<NIn>{});
+            }
+        }
+        acc = cuda_block_fold(combine, acc);
+        if (threadIdx.x == 0) cuda_store_reduced<D, S, C, NIn>(p, partials, m, task, acc);
+        __syncthreads();  // the next b reuses the tree's shared memory
+    }
+}
+
+// A thread per output of a column reduction, a task per block of threads
+// and run of reduced indices.
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+__global__ void __launch_bounds__(reduce_block_cuda)
+    cuda_reduce_columns_kernel(Combine const combine, F const f, cuda_reduction<NIn> const p, C* partials) {
+    std::int64_t const groups = (p.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda;
+    for (std::int64_t b = blockIdx.x; b < groups * p.tasks; b += gridDim.x) {
+        std::int64_t const m = b / p.tasks * reduce_block_cuda + threadIdx.x, task = b % p.tasks;
+        if (m >= p.kept_numel) continue;
+        std::int64_t const r0 = task * p.task_size;
+        std::int64_t const r1 = r0 + p.task_size < p.reduced_numel ? r0 + p.task_size : p.reduced_numel;
+        S const* base[NIn];
+        for (int k = 0; k < NIn; ++k) base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
+        C acc = combine.template identity<C>();
+        for (std::int64_t r = r0; r < r1; ++r) [&]<std::size_t... K>(std::index_sequence<K...>) {
+                acc = combine(acc,
+                              static_cast<C>(f(static_cast<C>(load_input(base[K] + p.reduced_offset(1 + K, r)))...)));
+            }
+        (std::make_index_sequence<NIn>{});
+        cuda_store_reduced<D, S, C, NIn>(p, partials, m, task, acc);
+    }
+}
+
+// One block per output: its tasks' partials folded in a fixed order.
+template <dtype D, typename S, typename C, int NIn, typename Combine>
+__global__ void __launch_bounds__(reduce_block_cuda)
+    cuda_reduce_partials_kernel(Combine const combine, cuda_reduction<NIn> const p, C const* partials) {
+    for (std::int64_t m = blockIdx.x; m < p.kept_numel; m += gridDim.x) {
+        C acc = combine.template identity<C>();
+        for (std::int64_t t = threadIdx.x; t < p.tasks; t += reduce_block_cuda)
+            acc = combine(acc, partials[m * p.tasks + t]);
+        acc = cuda_block_fold(combine, acc);
+        if (threadIdx.x == 0) static_cast<S*>(p.data[0])[p.kept_offset(0, m)] = static_cast<S>(acc);
+        __syncthreads();
+    }
+}
+
+template <typename S, typename C, int NIn, typename Combine>
+__global__ void cuda_reduce_fill_kernel(Combine const combine, cuda_reduction<NIn> const p) {
+    for (std::int64_t m = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; m < p.kept_numel;
+         m += std::int64_t{gridDim.x} * blockDim.x)
+        static_cast<S*>(p.data[0])[p.kept_offset(0, m)] = static_cast<S>(combine.template identity<C>());
+}
+
+// Launches on the current device, which must be the operands'.
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+void cuda_transform_reduce(Combine const& combine, F const& f, reduction_layout const& layout, int operands_device) {
+    if (layout.kept_numel == 0) return;
+    int device = 0;
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice", "transform_reduce");
+    if (device != operands_device)
+        throw std::invalid_argument("transform_reduce: the operands are on cuda:" + std::to_string(operands_device) +
+                                    " but the current device is cuda:" + std::to_string(device) +
+                                    "; make their device current (cudaSetDevice, or a device guard)");
+    auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
+    std::string const where = "cuda:" + std::to_string(device);
+    auto const grid_for = [](std::int64_t blocks) {
+        return static_cast<unsigned>(blocks < cuda_max_grid ? (blocks > 0 ? blocks : 1) : cuda_max_grid);
+    };
+    if (layout.reduced_numel == 0) {
+        auto const p = to_cuda_reduction<NIn>(layout, 1);
+        cuda_reduce_fill_kernel<S, C, NIn><<<grid_for((layout.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda),
+                                             reduce_block_cuda, 0, stream>>>(combine, p);
+        cuda_check(cudaGetLastError(), "transform_reduce kernel launch", where);
+        return;
+    }
+    constexpr std::int64_t lanes = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
+    std::int64_t const task_size =
+        layout.reduced_inner ? std::int64_t{reduce_block_cuda} * reduce_chunks_cuda * lanes : reduce_column_run_cuda;
+    auto const p = to_cuda_reduction<NIn>(layout, task_size);
+    C* partials = nullptr;
+    if (p.tasks > 1) {
+        void* memory = nullptr;
+        cuda_check(cudaMallocFromPoolAsync(&memory, static_cast<std::size_t>(p.kept_numel * p.tasks) * sizeof(C),
+                                           cuda_scratch_pool(device), stream),
+                   "cudaMallocFromPoolAsync", where);
+        partials = static_cast<C*>(memory);
+    }
+    if (layout.reduced_inner) {
+        cuda_reduce_rows_kernel<D, S, C, NIn>
+            <<<grid_for(p.kept_numel * p.tasks), reduce_block_cuda, 0, stream>>>(combine, f, p, partials);
+    } else {
+        std::int64_t const groups = (p.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda;
+        cuda_reduce_columns_kernel<D, S, C, NIn>
+            <<<grid_for(groups * p.tasks), reduce_block_cuda, 0, stream>>>(combine, f, p, partials);
+    }
+    cuda_check(cudaGetLastError(), "transform_reduce kernel launch", where);
+    if (p.tasks > 1) {
+        cuda_reduce_partials_kernel<D, S, C, NIn>
+            <<<grid_for(p.kept_numel), reduce_block_cuda, 0, stream>>>(combine, p, partials);
+        cuda_check(cudaGetLastError(), "transform_reduce kernel launch", where);
+        cuda_check(cudaFreeAsync(partials, stream), "cudaFreeAsync", where);
+    }
+}
+
+}  // namespace switchyard::detail
