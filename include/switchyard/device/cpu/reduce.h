@@ -8,7 +8,7 @@
 //   - Row reductions (reduced_inner): a block of reduce_row_block values is
 //     loaded and converted in runs of cpu_transform_block, mapped by f and
 //     folded into W lane accumulators (value j of the block into lane j % W),
-//     which are then folded pairwise.
+//     which are then folded by halving (lane l with lane l + W / 2, ...).
 //   - Column reductions: a task takes up to cpu_transform_block neighbouring
 //     outputs and a block of reduced indices; runs of reduce_column_run
 //     reduced indices are folded into a row of accumulators each, and the
@@ -139,8 +139,17 @@ SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, r
     reduced_walk<NIn> walk(layout, r0);
     std::int64_t inner[NIn];
     for (int k = 0; k < NIn; ++k) inner[k] = layout.reduced_inner_stride(1 + k);
+    // Inputs read in place need no buffer, so their runs may be longer: to
+    // the row's or the block's end, if that keeps the next run's start a
+    // whole number of lane groups into the block (so lanes stay fixed).
+    bool in_place = std::is_same_v<S, C>;
+    for (int k = 0; k < NIn; ++k) in_place = in_place && inner[k] == 1;
     for (std::int64_t r = r0; r < r1;) {
-        std::int64_t const want = r1 - r < B ? r1 - r : B;
+        std::int64_t want = r1 - r < B ? r1 - r : B;
+        if (in_place) {
+            std::int64_t const row_run = walk.row_left() < r1 - r ? walk.row_left() : r1 - r;
+            if (row_run > want && (row_run == r1 - r || row_run % W == 0)) want = row_run;
+        }
         C const* run[NIn];
         std::int64_t filled = 0;
         if (walk.row_left() >= want) {
@@ -169,7 +178,10 @@ SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, r
         }
         (std::make_index_sequence<NIn>{});
     }
-    return fold_pairwise(combine, lanes, W);
+    // Halving: lane l with lane l + w, a vectorizable fixed order.
+    for (int w = W / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) lanes[l] = combine(lanes[l], lanes[l + w]);
+    return lanes[0];
 }
 
 // f over the block [r0, r1) for `tile` neighbouring outputs, folded into
