@@ -17,7 +17,7 @@ cuda_ metric names; the target lines end in PASS or FAIL. Also the
 broadcasting example mul_sigmoid ([65536, 4096] x [4096] and x [65536, 1])
 against x * torch.sigmoid(gate), as % of copy bandwidth; and sums
 (sy::reduce: 2^28 elements, rows of [65536, 4096] and [256, 2^20]) against
-torch.sum.
+torch.sum; and the softmax example against torch.softmax.
 """
 
 import os
@@ -164,6 +164,24 @@ def main():
             del x, out, copy_out
             torch.cuda.empty_cache()
 
+    # The softmax example along the last dimension of [65536, 4096] against
+    # torch.softmax, as % of copy bandwidth (it reads x three times: max, sum
+    # of exponentials, normalize).
+    softmax_pct = {}
+    for dname in ("f32", "bf16"):
+        x = torch.randn(65536, 4096, device="cuda", dtype=torch.float32).to(dtype=dtypes[dname])
+        copy_out = torch.empty_like(x)
+        copy_ms = time_ms(lambda: copy_out.copy_(x), repeats)
+        torch.testing.assert_close(ops.softmax(x[:64]), torch.softmax(x[:64], -1))
+        ours_ms = time_ms(lambda: ops.softmax(x), repeats)
+        torch_ms = time_ms(lambda: torch.softmax(x, -1), repeats)
+        softmax_pct[dname] = 100 * copy_ms / ours_ms
+        print(f"# cuda softmax {dname} [65536, 4096]: ours {ours_ms * 1e3:.1f} us ({100 * copy_ms / ours_ms:.1f}% of "
+              f"copy), torch {torch_ms * 1e3:.1f} us ({100 * copy_ms / torch_ms:.1f}%), torch/ours "
+              f"{torch_ms / ours_ms:.3f}", flush=True)
+        del x, copy_out
+        torch.cuda.empty_cache()
+
     # Launch variants at 2^28 (device/cuda/for_each.h): how tiles are warmed
     # (SWITCHYARD_CUDA_WARM: 0 none, 1 prefetch.global.L2, 2 16-byte loads,
     # 3 prefetch.global.L1; at the dtype's default elements per thread) and
@@ -228,6 +246,7 @@ def main():
     targets += [(f"cuda_sum_{d}_{name}_vs_torch", reduce_results[(d, name)][0], 1.0, True)
                 for d in ("f32", "bf16") for name in ("268435456", "65536x4096", "256x1048576")
                 if d == "f32" or name == "268435456"]
+    targets += [(f"cuda_softmax_{d}_pct_copy", softmax_pct[d], 85.0, True) for d in ("f32", "bf16")]
     for d in ("f32", "bf16", "f16"):
         print(f"cuda_bcast_mul_sigmoid_per_row_{d}_pct_copy {bcast[(d, 'per_row')]:.1f} (informational)")
     for d in dtypes:

@@ -2,7 +2,8 @@
 """switchyard's example ops vs PyTorch on the CPU, side by side: softplus
 (f32, f32 transposed, bf16, f16) and the broadcasting mul_sigmoid, x *
 sigmoid(gate) with x [4096, 1024] and gate [1024] (per column) or [4096, 1]
-(per row), against what a PyTorch user writes, x * torch.sigmoid(gate).
+(per row), against what a PyTorch user writes, x * torch.sigmoid(gate); and
+the softmax example along the last dimension of x against torch.softmax.
 
 softplus writes into preallocated outputs on both sides
 (torch.ops.aten.softplus.out); mul_sigmoid allocates its result on both
@@ -66,6 +67,14 @@ def cases():
         gate = torch.randn(1024, generator=g).to(dtype)
         yield f"bcast_mul_sigmoid_{label}", mul_sigmoid_case(x.to(dtype), gate)
     yield "bcast_mul_sigmoid_per_row_f32", mul_sigmoid_case(x, torch.randn(4096, 1, generator=g))
+    yield "softmax_f32", softmax_case(x)
+
+
+def softmax_case(x):
+    ours = lambda: ops.softmax(x)  # noqa: E731
+    theirs = lambda: torch.softmax(x, -1)  # noqa: E731
+    torch.testing.assert_close(ours(), theirs())
+    return ours, theirs
 
 
 def timed(fn, samples):

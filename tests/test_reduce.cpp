@@ -376,9 +376,10 @@ TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[re
         return "no error";
     };
     using Catch::Matchers::Contains;
+    using Catch::Matchers::StartsWith;
     CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{2}, sy::sum, x); }),
-               Contains("transform_reduce: dimension 2 in dims [2] is out of range for the input shape [3, 4] "
-                        "(allowed -2 to 1)"));
+               StartsWith("reduce: dimension 2 in dims [2] is out of range for the input shape [3, 4] "
+                          "(allowed -2 to 1)"));
     CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{-3}, sy::sum, x); }), Contains("out of range"));
     CHECK_THAT(msg([&] {
                    sy::reduce(tag{}, out3, sy::dims{1, -1}, sy::sum, x);
@@ -400,8 +401,8 @@ TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[re
                    sy::transform_reduce(
                        tag{}, out3, sy::dims{1}, sy::sum, [](float a, float b) { return a * b; }, x, y);
                }),
-               Contains("input 'y' has shape [5], which does not broadcast with input 'x' of shape [3, 4] (size 5 "
-                        "against 4)"));
+               StartsWith("transform_reduce: input 'y' has shape [5], which does not broadcast with input 'x' of "
+                          "shape [3, 4] (size 5 against 4)"));
     auto const empty = sy::strided_ref::contiguous(xb.data(), f32, sy::device_kind::cpu, {3, 0}, "x");
     CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::amax, empty); }),
                Contains("amax over zero elements (dims [1] of the input shape [3, 0]) has no identity"));
@@ -409,10 +410,10 @@ TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[re
     std::vector<double> db(3);
     auto const out_f64 = sy::strided_ref::contiguous(db.data(), sy::dtype::f64, sy::device_kind::cpu, {3}, "out");
     CHECK_THAT(msg([&] { sy::reduce(tag{}, out_f64, sy::dims{1}, sy::sum, x); }),
-               Contains("transform_reduce: output 'out' has dtype f64 but the tag's dtype is f32"));
+               StartsWith("reduce: output 'out' has dtype f64 but the tag's dtype is f32"));
     auto const x_cuda = sy::strided_ref::make(xb.data(), f32, sy::device_kind::cuda, {3, 4}, {4, 1}, "x");
     CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::sum, x_cuda); }),
-               Contains("transform_reduce: input 'x' is on cuda but the tag names device cpu"));
+               StartsWith("reduce: input 'x' is on cuda but the tag names device cpu"));
     // Nothing was written by any refused call.
     for (float v : ob) CHECK(v == 0.0f);
     // An empty sum is the identity, written to every output.

@@ -1,4 +1,4 @@
-// The derivatives of softplus, softplus_backward, mul_sigmoid and sumsq, registered
+// The derivatives of softplus, softplus_backward, mul_sigmoid, sumsq and softmax, registered
 // in C++ on the Autograd key for every device: a library loaded with
 // torch.ops.load_library alone (no Python package) trains, double-backwards,
 // runs under torch.autograd.forward_ad and passes torch.compile.
@@ -49,6 +49,16 @@ at::Tensor mul_sigmoid(at::Tensor const& x, at::Tensor const& gate) {
 at::Tensor sumsq(at::Tensor const& x) {
     static auto const op = find_op<at::Tensor(at::Tensor const&)>("switchyard_examples::sumsq");
     return op.call(x);
+}
+
+at::Tensor softmax(at::Tensor const& x) {
+    static auto const op = find_op<at::Tensor(at::Tensor const&)>("switchyard_examples::softmax");
+    return op.call(x);
+}
+at::Tensor softmax_backward(at::Tensor const& grad, at::Tensor const& y) {
+    static auto const op =
+        find_op<at::Tensor(at::Tensor const&, at::Tensor const&)>("switchyard_examples::softmax_backward");
+    return op.call(grad, y);
 }
 
 // Forward-mode AD has one level (torch.autograd.forward_ad.dual_level).
@@ -174,6 +184,31 @@ struct sumsq_function : torch::autograd::Function<sumsq_function> {
     }
 };
 
+// d softmax = y * (d - sum(d * y, -1)): softmax_backward's formula. Where a
+// derivative of the derivative is wanted (create_graph), ATen ops compute it
+// differentiably; else switchyard's softmax_backward kernel does.
+at::Tensor softmax_derivative(at::Tensor const& grad, at::Tensor const& y) {
+    if (at::GradMode::is_enabled() && (grad.requires_grad() || y.requires_grad()))
+        return y * (grad - at::sum(grad * y, -1, true));
+    at::AutoDispatchBelowADInplaceOrView below;
+    return softmax_backward(grad, y);
+}
+
+struct softmax_function : torch::autograd::Function<softmax_function> {
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor const& x) {
+        at::Tensor y;
+        {
+            at::AutoDispatchBelowADInplaceOrView below;
+            y = softmax(x);
+        }
+        ctx->save_for_backward({y});
+        return y;
+    }
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        return {softmax_derivative(grads[0], ctx->get_saved_variables()[0])};
+    }
+};
+
 at::Tensor softplus_autograd(at::Tensor const& x, double beta, double threshold) {
     refuse_func_transforms("softplus", {&x});
     if (!needs_derivatives({&x})) {
@@ -235,6 +270,18 @@ at::Tensor sumsq_autograd(at::Tensor const& x) {
     return out;
 }
 
+at::Tensor softmax_autograd(at::Tensor const& x) {
+    refuse_func_transforms("softmax", {&x});
+    if (!needs_derivatives({&x})) {
+        at::AutoDispatchBelowADInplaceOrView below;
+        return softmax(x);
+    }
+    at::Tensor out = softmax_function::apply(primal(x));
+    if (at::Tensor const dx = tangent(x); dx.defined())
+        out._set_fw_grad(softmax_derivative(dx, out), forward_level, false);
+    return out;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(switchyard_examples, Autograd, m) {
@@ -242,6 +289,7 @@ TORCH_LIBRARY_IMPL(switchyard_examples, Autograd, m) {
     m.impl("softplus_backward", &softplus_backward_autograd);
     m.impl("mul_sigmoid", &mul_sigmoid_autograd);
     m.impl("sumsq", &sumsq_autograd);
+    m.impl("softmax", &softmax_autograd);
 }
 
 }  // namespace switchyard_examples

@@ -36,7 +36,8 @@
 // SWITCHYARD_HOST_DEVICE). WebGPU and Metal do not run reductions yet: such
 // a tag fails to compile, naming the device.
 //
-// Errors (std::invalid_argument, naming the operand or the dimension): an
+// Errors (std::invalid_argument, naming the call, transform_reduce or reduce,
+// and the operand or the dimension): an
 // operand on another device or of another dtype than the tag's, inputs that
 // do not broadcast, a dimension out of range or repeated, an output of
 // another shape than the reduced one or sharing memory with an input, amin
@@ -71,10 +72,10 @@ namespace detail {
 template <typename C, typename>
 using per_input = C;
 
-}  // namespace detail
-
+// transform_reduce, naming `op` in its errors.
 template <any_tag Tag, typename Out, typename Combine, typename F, typename... In>
-void transform_reduce(Tag tag, Out const& out, dims const& over, Combine const& combine, F const& f, In const&... in) {
+void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Combine const& combine, F const& f,
+                   In const&... in) {
     constexpr int NIn = static_cast<int>(sizeof...(In));
     static_assert(NIn >= 1, "transform_reduce: pass at least one input");
     static_assert(1 + NIn <= max_operands, "transform_reduce: at most 16 operands (the output and inputs together)");
@@ -92,7 +93,6 @@ void transform_reduce(Tag tag, Out const& out, dims const& over, Combine const& 
     static_assert(std::is_convertible_v<std::invoke_result_t<F const&, detail::per_input<C, In>...>, C>,
                   "transform_reduce: f must return one value convertible to compute_t<Tag>");
 
-    char const* const op = "transform_reduce";
     strided_ref const out_ref = detail::operand_ref(out, "output");
     strided_ref const ins[NIn] = {detail::operand_ref(in, "input")...};
     detail::check_operand<Tag>(out_ref, out_ref, "output", op);
@@ -122,10 +122,17 @@ void transform_reduce(Tag tag, Out const& out, dims const& over, Combine const& 
     }
 }
 
+}  // namespace detail
+
+template <any_tag Tag, typename Out, typename Combine, typename F, typename... In>
+void transform_reduce(Tag tag, Out const& out, dims const& over, Combine const& combine, F const& f, In const&... in) {
+    detail::run_reduction("transform_reduce", tag, out, over, combine, f, in...);
+}
+
 // A reduction of the input's own values: transform_reduce with no map.
 template <any_tag Tag, typename Out, typename Combine, typename In>
 void reduce(Tag tag, Out const& out, dims const& over, Combine const& combine, In const& in) {
-    transform_reduce(tag, out, over, combine, detail::identity_map{}, in);
+    detail::run_reduction("reduce", tag, out, over, combine, detail::identity_map{}, in);
 }
 
 }  // namespace switchyard

@@ -19,11 +19,12 @@ library = sys.argv[1]
 torch.ops.load_library(library)
 ops = torch.ops.switchyard_examples
 
-names = ["softplus", "softplus_backward", "mul_sigmoid", "relu", "scale_cast", "scale_", "lerp_cast", "lerp_"]
+names = ["softplus", "softplus_backward", "mul_sigmoid", "relu", "scale_cast", "scale_", "lerp_cast", "lerp_", "sumsq",
+         "softmax", "softmax_backward"]
 for name in names:
     qualified = f"switchyard_examples::{name}"
     assert torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "Meta"), f"{qualified} has no Meta kernel"
-for name in ("softplus", "softplus_backward", "mul_sigmoid"):
+for name in ("softplus", "softplus_backward", "mul_sigmoid", "sumsq", "softmax"):
     assert torch._C._dispatch_has_kernel_for_dispatch_key(f"switchyard_examples::{name}", "Autograd"), name
 
 devices = sys.argv[2:] or ["cpu"] + (
@@ -58,6 +59,9 @@ for device in devices:
     opcheck(ops.scale_.default, (x.clone(), 2.0))
     opcheck(ops.lerp_cast.default, (x, y, 0.25, torch.bfloat16))
     opcheck(ops.lerp_.default, (x.clone(), y, 0.25))
+    opcheck(ops.sumsq.default, (x.clone().requires_grad_(),))
+    opcheck(ops.softmax.default, (x.clone().requires_grad_(),))
+    opcheck(ops.softmax_backward.default, (y, torch.softmax(x, -1)))
 
     # torch.compile over a chain of the ops, forward and backward, static and dynamic shapes.
     def chain(a, g):
@@ -90,6 +94,10 @@ for device in devices:
     assert torch.autograd.gradgradcheck(ops.mul_sigmoid, (xd, gd), check_fwd_over_rev=True)
     assert torch.autograd.gradgradcheck(lambda g, t: ops.softplus_backward(g, t, 2.0, 4.0), (yd, xd),
                                         check_fwd_over_rev=True)
+    assert torch.autograd.gradcheck(ops.sumsq, (xd,), **check)
+    assert torch.autograd.gradgradcheck(ops.sumsq, (xd,))
+    assert torch.autograd.gradcheck(ops.softmax, (xd,), **check)
+    assert torch.autograd.gradgradcheck(ops.softmax, (xd,))
 
     # Meta tensors get the real call's checks: dtypes no kernel serves, shapes that do not broadcast.
     meta = torch.empty(3, 4, device="meta")

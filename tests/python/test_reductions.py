@@ -112,3 +112,62 @@ def test_sumsq_on_cuda(dtype):
     xg = torch.randn(6, 5, dtype=torch.float64, device="cuda", requires_grad=True)
     assert torch.autograd.gradcheck(ops.sumsq, (xg,))
     torch.library.opcheck(ops.sumsq.default, (xg,))
+
+
+SOFTMAX_TOLERANCE = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (8e-3, 1.6e-2), torch.float32: (1e-6, 1e-5),
+                     torch.float64: (1e-12, 1e-12)}
+
+
+def softmax_cases(dtype, device):
+    for rank in range(5):
+        for name, x in inputs(rank, dtype):
+            yield f"rank {rank} {name}", (x * 4).to(device)
+    rows = torch.randn(3, 5, dtype=torch.float64) * 30
+    rows[0, 2] = float("inf")
+    rows[1] = float("-inf")
+    rows[2, 1] = float("nan")
+    yield "inf, all -inf and nan rows", rows.to(dtype).to(device)
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_softmax_matches_torch(dtype, device):
+    atol, rtol = SOFTMAX_TOLERANCE[dtype]
+    for name, x in softmax_cases(dtype, device):
+        torch.testing.assert_close(ops.softmax(x), torch.softmax(x, -1), atol=atol, rtol=rtol, equal_nan=True,
+                                   msg=name)
+        grad = torch.randn(x.shape, dtype=torch.float64).to(dtype).to(device)
+        y = torch.softmax(x, -1)
+        expected = torch._softmax_backward_data(grad, y, -1, dtype)
+        torch.testing.assert_close(ops.softmax_backward(grad, y), expected, atol=atol, rtol=rtol, equal_nan=True,
+                                   msg=name)
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+def test_softmax_opcheck_and_derivatives(device):
+    x = torch.randn(6, 7, dtype=torch.float64, device=device)
+    torch.library.opcheck(ops.softmax.default, (x,))
+    torch.library.opcheck(ops.softmax.default, (x.t().requires_grad_(),))
+    torch.library.opcheck(ops.softmax_backward.default, (torch.randn_like(x), torch.softmax(x, -1)))
+    xg = x.clone().requires_grad_()
+    assert torch.autograd.gradcheck(ops.softmax, (xg,))
+    assert torch.autograd.gradgradcheck(ops.softmax, (xg,))
+    assert torch.autograd.gradcheck(ops.softmax, (xg,), check_forward_ad=True, check_backward_ad=False,
+                                    check_undefined_grad=False, check_batched_grad=False)
+    f = torch.compile(lambda t: ops.softmax(t * 2), fullgraph=True, dynamic=True)
+    xc = torch.randn(5, 9, device=device, requires_grad=True)
+    out = f(xc)
+    torch.testing.assert_close(out, torch.softmax(xc * 2, -1))
+    (g,) = torch.autograd.grad((out * torch.arange(9.0, device=device)).sum(), xc)
+    xr = xc.detach().clone().requires_grad_()
+    (gr,) = torch.autograd.grad((torch.softmax(xr * 2, -1) * torch.arange(9.0, device=device)).sum(), xr)
+    torch.testing.assert_close(g, gr)
+
+
+def test_softmax_errors_and_shapes():
+    assert ops.softmax(torch.empty(4, 0)).shape == (4, 0)
+    assert ops.softmax(torch.empty(3, 5, device="meta")).shape == (3, 5)
+    with pytest.raises(RuntimeError, match="softmax_backward: argument 'y' has shape \\[3, 5\\] but 'grad' has \\[3, 4\\]"):
+        ops.softmax_backward(torch.zeros(3, 4), torch.zeros(3, 5))
+    with pytest.raises(RuntimeError, match="softmax_backward: argument 'y' has dtype Double but 'grad' has Float"):
+        ops.softmax_backward(torch.zeros(3, 4), torch.zeros(3, 4, dtype=torch.float64))
