@@ -38,7 +38,7 @@ struct array {
     }
 };
 
-std::vector<std::int64_t> row_major(std::vector<std::int64_t> const& sizes) {
+inline std::vector<std::int64_t> row_major(std::vector<std::int64_t> const& sizes) {
     std::vector<std::int64_t> s(sizes.size());
     std::int64_t stride = 1;
     for (std::size_t d = sizes.size(); d-- > 0;) {

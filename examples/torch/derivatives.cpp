@@ -194,18 +194,24 @@ at::Tensor softmax_derivative(at::Tensor const& grad, at::Tensor const& y) {
     return softmax_backward(grad, y);
 }
 
+// Saves x as given (with its tangent) and the output y. A plain backward
+// uses y; one that builds a graph (double backward, forward-over-reverse)
+// recomputes y from x through the op, so y has history and a tangent (a
+// saved output has no tangent: it is saved before the op sets it).
 struct softmax_function : torch::autograd::Function<softmax_function> {
-    static at::Tensor forward(AutogradContext* ctx, at::Tensor const& x) {
+    static at::Tensor forward(AutogradContext* ctx, at::Tensor const& x, as_given const& given) {
         at::Tensor y;
         {
             at::AutoDispatchBelowADInplaceOrView below;
             y = softmax(x);
         }
-        ctx->save_for_backward({y});
+        ctx->save_for_backward({given.tensors[0], y});
         return y;
     }
     static variable_list backward(AutogradContext* ctx, variable_list grads) {
-        return {softmax_derivative(grads[0], ctx->get_saved_variables()[0])};
+        variable_list const saved = ctx->get_saved_variables();
+        at::Tensor const y = at::GradMode::is_enabled() ? softmax(saved[0]) : saved[1];
+        return {softmax_derivative(grads[0], y), at::Tensor()};
     }
 };
 
@@ -276,7 +282,7 @@ at::Tensor softmax_autograd(at::Tensor const& x) {
         at::AutoDispatchBelowADInplaceOrView below;
         return softmax(x);
     }
-    at::Tensor out = softmax_function::apply(primal(x));
+    at::Tensor out = softmax_function::apply(primal(x), as_given{{x}});
     if (at::Tensor const dx = tangent(x); dx.defined())
         out._set_fw_grad(softmax_derivative(dx, out), forward_level, false);
     return out;

@@ -110,7 +110,7 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
         detail::cpu_transform_reduce<type, S, C, NIn>(tag, combine, f, layout);
     } else if constexpr (device == device_kind::cuda) {
 #if defined(__CUDACC__)
-        detail::cuda_transform_reduce<type, S, C, NIn>(combine, f, layout, out_ref.device_index);
+        detail::cuda_transform_reduce<type, S, C, NIn>(op, combine, f, layout, out_ref.device_index);
 #else
         static_assert(device != device_kind::cuda,
                       "transform_reduce: the tag names device cuda, which needs this file compiled by nvcc");

@@ -8,7 +8,8 @@
 //    of 256 threads x 8 chunks of 16 bytes (8192 floats, 16384 halves);
 //    a task is one block. Thread t combines, in order, the values of chunks
 //    t, t + 256, ..., read with one 16-byte load per input where every
-//    input is contiguous along the row and 16-byte aligned, else value by
+//    input is contiguous along the row and 16-byte aligned or broadcast
+//    along it (one value), else value by
 //    value at the same positions in the same order (so alignment never
 //    changes a result). Then a fixed tree: warp shuffles, then the warps.
 //  - Column reductions: a thread per output (neighbouring threads read
@@ -144,8 +145,9 @@ __global__ void __launch_bounds__(reduce_block_cuda)
         bool vector = p.reduced_rank == 1 && L > 1;
         for (int k = 0; k < NIn; ++k) {
             base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
+            std::int64_t const stride = p.reduced_strides[1 + k][0];
             vector =
-                vector && p.reduced_strides[1 + k][0] == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0;
+                vector && (stride == 0 || (stride == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0));
         }
         C acc = combine.template identity<C>();
 #pragma unroll
@@ -153,7 +155,15 @@ __global__ void __launch_bounds__(reduce_block_cuda)
             std::int64_t const first = r0 + (std::int64_t{it} * reduce_block_cuda + threadIdx.x) * L;
             if (vector && first + L <= r1) {
                 cuda_chunk<S, L> chunk[NIn];
-                for (int k = 0; k < NIn; ++k) chunk[k] = cuda_load_chunk<S, L>(base[k] + first);
+                for (int k = 0; k < NIn; ++k) {
+                    if (p.reduced_strides[1 + k][0] == 1) {
+                        chunk[k] = cuda_load_chunk<S, L>(base[k] + first);
+                    } else {  // broadcast along the row: one value
+                        S const value = load_input(base[k]);
+#pragma unroll
+                        for (int v = 0; v < L; ++v) chunk[k].v[v] = value;
+                    }
+                }
                 [&]<std::size_t... K>(std::index_sequence<K...>) {
 #pragma unroll
                     for (int v = 0; v < L; ++v) acc = combine(acc, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)));
@@ -219,16 +229,18 @@ __global__ void cuda_reduce_fill_kernel(Combine const combine, cuda_reduction<NI
 
 // Launches on the current device, which must be the operands'.
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
-void cuda_transform_reduce(Combine const& combine, F const& f, reduction_layout const& layout, int operands_device) {
+void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, reduction_layout const& layout,
+                           int operands_device) {
     if (layout.kept_numel == 0) return;
     int device = 0;
-    cuda_check(cudaGetDevice(&device), "cudaGetDevice", "transform_reduce");
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice", op);
     if (device != operands_device)
-        throw std::invalid_argument("transform_reduce: the operands are on cuda:" + std::to_string(operands_device) +
+        throw std::invalid_argument(std::string(op) + ": the operands are on cuda:" + std::to_string(operands_device) +
                                     " but the current device is cuda:" + std::to_string(device) +
                                     "; make their device current (cudaSetDevice, or a device guard)");
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
-    std::string const where = "cuda:" + std::to_string(device);
+    std::string const where = std::string(op) + " on cuda:" + std::to_string(device);
+    std::string const launch = std::string(op) + " kernel launch";
     auto const grid_for = [](std::int64_t blocks) {
         return static_cast<unsigned>(blocks < cuda_max_grid ? (blocks > 0 ? blocks : 1) : cuda_max_grid);
     };
@@ -236,7 +248,7 @@ void cuda_transform_reduce(Combine const& combine, F const& f, reduction_layout 
         auto const p = to_cuda_reduction<NIn>(layout, 1);
         cuda_reduce_fill_kernel<S, C, NIn><<<grid_for((layout.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda),
                                              reduce_block_cuda, 0, stream>>>(combine, p);
-        cuda_check(cudaGetLastError(), "transform_reduce kernel launch", where);
+        cuda_check(cudaGetLastError(), launch.c_str(), where);
         return;
     }
     constexpr std::int64_t lanes = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
@@ -259,13 +271,19 @@ void cuda_transform_reduce(Combine const& combine, F const& f, reduction_layout 
         cuda_reduce_columns_kernel<D, S, C, NIn>
             <<<grid_for(groups * p.tasks), reduce_block_cuda, 0, stream>>>(combine, f, p, partials);
     }
-    cuda_check(cudaGetLastError(), "transform_reduce kernel launch", where);
+    cudaError_t launched = cudaGetLastError();
     if (p.tasks > 1) {
-        cuda_reduce_partials_kernel<D, S, C, NIn>
-            <<<grid_for(p.kept_numel), reduce_block_cuda, 0, stream>>>(combine, p, partials);
-        cuda_check(cudaGetLastError(), "transform_reduce kernel launch", where);
-        cuda_check(cudaFreeAsync(partials, stream), "cudaFreeAsync", where);
+        if (launched == cudaSuccess) {
+            cuda_reduce_partials_kernel<D, S, C, NIn>
+                <<<grid_for(p.kept_numel), reduce_block_cuda, 0, stream>>>(combine, p, partials);
+            launched = cudaGetLastError();
+        }
+        // Freed whether or not the kernels launched.
+        cudaError_t const freed = cudaFreeAsync(partials, stream);
+        cuda_check(launched, launch.c_str(), where);
+        cuda_check(freed, "cudaFreeAsync", where);
     }
+    cuda_check(launched, launch.c_str(), where);
 }
 
 }  // namespace switchyard::detail
