@@ -12,6 +12,7 @@
 //     through transform over 2^26 device-resident f32 elements, and a
 //     buffer-to-buffer copy of the same bytes, 4 of each recorded per
 //     iteration and then synced: softplus's bandwidth as % of a copy.
+//   BM_sum_resident: 4 full sums of the same 2^26 floats, then synced.
 // Counters per iteration: submits, transfers, dispatches, peak_buffers.
 #include <benchmark/benchmark.h>
 
@@ -183,6 +184,19 @@ void BM_softplus_resident(benchmark::State& state) {
     state.counters["ops"] = resident_ops;
 }
 
+// Full sums of the same 2^26 values (transform_reduce: two passes, into one
+// float): read bandwidth against the copy's.
+void BM_sum_resident(benchmark::State& state) {
+    resident r;
+    using Tag = sy::tag<sy::device_kind::webgpu, sy::dtype::f32>;
+    auto const total = sy::strided_ref::contiguous(r.out, sy::dtype::f32, sy::device_kind::webgpu, {}, "total");
+    for (auto _ : state) {
+        for (int k = 0; k < resident_ops; ++k) sy::reduce(Tag{}, total, sy::all_dims, sy::sum, r.ref(r.x, "x"));
+        dev().sync();
+    }
+    state.counters["ops"] = resident_ops;
+}
+
 void BM_copy_resident(benchmark::State& state) {
     resident r;
     for (auto _ : state) {
@@ -197,6 +211,7 @@ BENCHMARK(BM_chain3_eager_pooled)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_chain3_fused)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_chain100)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_softplus_resident)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_sum_resident)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_copy_resident)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {

@@ -327,3 +327,46 @@ TEST_CASE("lazy chains refuse operands that do not match, naming them", "[lazy]"
     CHECK_THROWS_WITH(sy::lazy(xr).relu().compute(outr),
                       Catch::Contains("output 'o' has shape [5]") && Catch::Contains("'x' has [6]"));
 }
+
+TEST_CASE("lazy chains end in a fused reduction: sum, reduce, dot", "[lazy][reduce]") {
+    std::vector<float> x(12), y{0.5f, 1.5f, 2.5f}, ones(12, 1.0f);
+    for (int i = 0; i < 12; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i - 6);
+    // x read through its transpose: 4 x 3 with strides (1, 4).
+    auto const xt = sy::strided_ref::make(x.data(), dtype::f32, device_kind::cpu, {4, 3}, {1, 4}, "x.T");
+    auto const yr = sy::strided_ref::contiguous(y.data(), dtype::f32, device_kind::cpu, {3}, "y");
+    auto const value = [&](std::size_t r, std::size_t c) { return std::max(x[c * 4 + r], 0.0f) * 2.0f + y[c]; };
+
+    auto const rows = sy::lazy(xt).relu().mul(2.0f).add(yr).sum(sy::dims{-1});
+    CHECK(rows.shape().rank == 1);
+    std::vector<float> const row_sums = rows.to_host<float>();
+    REQUIRE(row_sums.size() == 4);
+    for (std::size_t r = 0; r < 4; ++r) CHECK(row_sums[r] == value(r, 0) + value(r, 1) + value(r, 2));
+
+    auto const kept = sy::lazy(xt).relu().mul(2.0f).add(yr).reduce(sy::amax, sy::dims{0}, true);
+    CHECK(kept.shape().rank == 2);
+    CHECK(kept.shape().sizes[0] == 1);
+    std::vector<float> const col_max = kept.to_host<float>();
+    for (std::size_t c = 0; c < 3; ++c)
+        CHECK(col_max[c] == std::max({value(0, c), value(1, c), value(2, c), value(3, c)}));
+
+    auto const xr = sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {4, 3}, "x");
+    float want = 0;
+    for (std::size_t i = 0; i < 12; ++i) want += x[i] * y[i % 3];
+    CHECK(sy::dot(xr, yr).item<float>() == Approx(want));
+
+    // 20 arrays exceed one kernel: the chain's values go through memory first.
+    auto const onesr = sy::strided_ref::contiguous(ones.data(), dtype::f32, device_kind::cpu, {4, 3}, "ones");
+    auto const wide = switchyard_tests::add_each<20>(sy::lazy(xr).mul(2.0), onesr).sum();
+    CHECK(wide.item<float>() == Approx(2.0 * (-6 + 5) * 6 + 20.0 * 12));
+
+    // Into a given output; bad dims and outputs are named.
+    float total = -1;
+    auto const scalar_out = sy::strided_ref::make(&total, dtype::f32, device_kind::cpu, {}, {}, "total");
+    sy::lazy(xr).sum().compute(scalar_out);
+    CHECK(total == -6.0f);
+    CHECK_THROWS_WITH(sy::lazy(xr).sum(sy::dims{2}).compute(),
+                      Catch::Contains("lazy reduction: dimension 2 in dims [2] is out of range"));
+    CHECK_THROWS_WITH(sy::lazy(xr).sum(sy::dims{0}).compute(scalar_out),
+                      Catch::Contains("output 'total' has shape []"));
+    CHECK_THROWS_WITH(sy::lazy(xr).sum(sy::dims{0}).item<float>(), Catch::Contains("item() of a result with 3"));
+}

@@ -31,17 +31,20 @@
 // the length. That is the only mode, so determinism::required in the tag
 // costs nothing.
 //
-// Devices: the CPU (device/cpu/reduce.h) and, when this file is compiled by
+// Devices: the CPU (device/cpu/reduce.h); when this file is compiled by
 // nvcc, CUDA (device/cuda/reduce.h; f and a user's combine op must then be
-// SWITCHYARD_HOST_DEVICE). WebGPU and Metal do not run reductions yet: such
-// a tag fails to compile, naming the device.
+// SWITCHYARD_HOST_DEVICE); with SWITCHYARD_WITH_WEBGPU, WebGPU
+// (device/webgpu/reduce.h: f and a user's combine are traced, so they
+// compute as transform's kernels do, with sy::select for branches). Metal
+// does not run reductions yet: such a tag fails to compile, naming it.
 //
 // Errors (std::invalid_argument, naming the call, transform_reduce or reduce,
 // and the operand or the dimension): an
 // operand on another device or of another dtype than the tag's, inputs that
 // do not broadcast, a dimension out of range or repeated, an output of
 // another shape than the reduced one or sharing memory with an input, amin
-// or amax over zero elements.
+// or amax over zero elements; on WebGPU also those device/webgpu/reduce.h
+// lists (dtype, buffer, 32-bit limits).
 #pragma once
 
 #include <cstddef>
@@ -62,6 +65,9 @@
 #include "switchyard/view/strided_ref.h"
 #if defined(__CUDACC__)
 #include "switchyard/device/cuda/reduce.h"
+#endif
+#if defined(SWITCHYARD_WITH_WEBGPU)
+#include "switchyard/device/webgpu/reduce.h"
 #endif
 
 namespace switchyard {
@@ -115,10 +121,17 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
         static_assert(device != device_kind::cuda,
                       "transform_reduce: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
+    } else if constexpr (device == device_kind::webgpu) {
+#if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
+        detail::webgpu_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
+#else
+        static_assert(device != device_kind::webgpu,
+                      "transform_reduce: the tag names device webgpu, which needs SWITCHYARD_WITH_WEBGPU defined "
+                      "(link the switchyard::webgpu CMake target)");
+#endif
     } else {
-        static_assert(device == device_kind::cpu || device == device_kind::cuda,
-                      "transform_reduce: only the CPU and CUDA run reductions in this version (WebGPU and Metal "
-                      "are not implemented yet)");
+        static_assert(device == device_kind::cpu || device == device_kind::cuda || device == device_kind::webgpu,
+                      "transform_reduce: Metal does not run reductions in this version");
     }
 }
 

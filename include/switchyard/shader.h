@@ -10,3 +10,4 @@
 #include "switchyard/shader/tensor_view.h"
 #include "switchyard/shader/view.h"
 #include "switchyard/shader/wgsl.h"
+#include "switchyard/shader/wgsl_reduce.h"

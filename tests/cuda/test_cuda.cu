@@ -472,6 +472,18 @@ void test_lazy_chain() {
     std::vector<float> const expected = sy::lazy(cx).relu().mul(2.0).add(cy).sub(1.0).to_host<float>();
     CHECK(got == expected);
 
+    // Ending in a reduction: the chain is the reduction's map (one kernel).
+    std::vector<float> const row_sums = sy::lazy(xr).relu().mul(2.0).add(yt).sum(sy::dims{-1}).to_host<float>();
+    std::vector<float> const cpu_sums = sy::lazy(cx).relu().mul(2.0).add(cy).sum(sy::dims{-1}).to_host<float>();
+    CHECK(row_sums.size() == std::size_t(rows));
+    bool sums_close = true;
+    for (std::int64_t r = 0; r < rows; ++r)
+        sums_close = sums_close && std::fabs(row_sums[r] - cpu_sums[r]) <= 1e-5f * (std::fabs(cpu_sums[r]) + 1e3f);
+    CHECK(sums_close);
+    double exact = 0;
+    for (std::int64_t i = 0; i < n; ++i) exact += double(hx[i]) * hy[(i % cols) * rows + i / cols];
+    CHECK(std::fabs(sy::dot(xr, yt).item<float>() - exact) <= 1e-5 * std::fabs(exact) + 1e-2);
+
     // A bias row broadcast over the rows, then 16 more arrays: more than one
     // kernel reads (14), so two kernels through a ping-pong buffer, on a
     // non-default stream, and per step.

@@ -4,6 +4,7 @@
 //     chain.compute(out);                                  // one fused kernel into out
 //     sy::lazy_result r = chain.compute();                 // or into memory r owns (r.ref())
 //     std::vector<float> h = chain.to_host<float>();       // or: run and read back
+//     float s = chain.sum().item<float>();                 // or end in a reduction (lazy_reduction below)
 //
 // x and out are strided_refs of one shape, dtype and device, with any
 // strides; array operands (y) have the dtype and device and broadcast to that
@@ -46,6 +47,7 @@
 #include "switchyard/device_array.h"
 #include "switchyard/kernel_types.h"
 #include "switchyard/lazy/ops.h"
+#include "switchyard/reduce.h"
 #include "switchyard/transform.h"
 #include "switchyard/view/elementwise_layout.h"
 #include "switchyard/view/overlap.h"
@@ -127,6 +129,9 @@ struct chain_segment {
 // them back.
 using lazy_result = device_array;
 
+template <typename Chain, typename Combine>
+class lazy_reduction;
+
 template <typename... Steps>
 class lazy_chain {
 public:
@@ -156,6 +161,16 @@ public:
         return then(lazy_ops::map<F>{f});
     }
 
+    // Ends the chain in a reduction over `over` (lazy_reduction, below): the
+    // chain's values are the reduction's map, computed in registers and
+    // never stored. sum() is reduce(switchyard::sum, ...).
+    template <typename Combine>
+    lazy_reduction<lazy_chain, Combine> reduce(Combine const& combine, dims const& over = all_dims,
+                                               bool keepdim = false) const {
+        return {*this, combine, over, keepdim};
+    }
+    auto sum(dims const& over = all_dims, bool keepdim = false) const { return reduce(switchyard::sum, over, keepdim); }
+
     // Runs the chain into `out` (the input's shape, dtype and device).
     void compute(strided_ref const& out, fusion mode = fusion::full) const {
         check_operand(out);
@@ -184,7 +199,7 @@ public:
 
     // Runs the chain into new memory on its device (lazy_result owns it).
     lazy_result compute(fusion mode = fusion::full) const {
-        lazy_result result = new_result();
+        lazy_result result = new_result(source_);
         compute(result.ref(), mode);
         return result;
     }
@@ -215,17 +230,19 @@ public:
 private:
     template <typename... Other>
     friend class lazy_chain;
+    template <typename Chain, typename Combine>
+    friend class lazy_reduction;
 
-    // Memory for compute()'s result on the devices this translation unit
-    // runs chains on.
-    lazy_result new_result() const {
+    // Memory shaped like `like` for a result, on the devices this
+    // translation unit runs chains on.
+    lazy_result new_result(strided_ref const& like) const {
         switch (source_.device) {
-            case device_kind::cpu: return make_device_array<device_kind::cpu>(source_, "lazy result");
+            case device_kind::cpu: return make_device_array<device_kind::cpu>(like, "lazy result");
 #if defined(__CUDACC__)
-            case device_kind::cuda: return make_device_array<device_kind::cuda>(source_, "lazy result");
+            case device_kind::cuda: return make_device_array<device_kind::cuda>(like, "lazy result");
 #endif
 #if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-            case device_kind::webgpu: return make_device_array<device_kind::webgpu>(source_, "lazy result");
+            case device_kind::webgpu: return make_device_array<device_kind::webgpu>(like, "lazy result");
 #endif
             default:
                 throw std::invalid_argument(std::string("lazy chain: no memory for results on device ") +
@@ -365,6 +382,31 @@ public:
     }
 
 private:
+    // The chain reduced into `out`: one transform_reduce whose map is the
+    // whole chain when its arrays fit one kernel, else the chain's values
+    // first (in a temporary) and then their reduction.
+    template <typename Tag, typename Combine>
+    void reduce_into(Tag tag, strided_ref const& out, dims const& over, Combine const& combine) const {
+        for (strided_ref const& a : arrays_) {
+            check_operand(a);
+            (void)detail::broadcast_to("lazy reduction", a, source_);
+        }
+        if constexpr (array_operands + 2 <= max_operands) {
+            if (!detail::tag_on_shader_device<Tag> || array_operands <= array_capacity<Tag>()) {
+                auto const bound = bound_steps<Tag>();
+                detail::chain_segment<decltype(bound), 0, steps, 0> const kernel{bound};
+                [&]<std::size_t... K>(std::index_sequence<K...>) {
+                    switchyard::transform_reduce(tag, out, over, combine, kernel, source_, arrays_[K]...);
+                }
+                (std::make_index_sequence<array_operands>{});
+                return;
+            }
+        }
+        lazy_result const values = new_result(source_);
+        run(tag, values.ref(), fusion::full);
+        switchyard::reduce(tag, out, over, combine, values.ref());
+    }
+
     // Runs `count` kernels through the ping-pong buffers: run_one(s, in,
     // target) runs kernel s from `in` into `target`. Kernel s writes where(s)
     // (-1 = out, 0/1 = a temporary) and the next one reads it. When out
@@ -442,5 +484,71 @@ private:
 
 // The start of a chain over x.
 inline lazy_chain<> lazy(strided_ref const& x) { return lazy_chain<>(x, std::tuple<>{}, {}); }
+
+// A lazy chain ending in a reduction: chain.sum(), chain.reduce(combine,
+// dims, keepdim), dot(x, y). Nothing runs until compute() or to_host():
+//
+//     float s = sy::lazy(x).mul(y).sum().item<float>();     // one fused kernel
+//     sy::lazy_result rows = sy::lazy(x).relu().sum(sy::dims{-1}).compute();
+//
+// The reduction is transform_reduce (reduce.h) with the chain as its map:
+// one read of x and each array, the chain's values in registers, on every
+// device, with the reduction's fixed order. Its output has the chain's
+// shape reduced over the dims (kept at size 1 with keepdim), its dtype and
+// device.
+template <typename Chain, typename Combine>
+class lazy_reduction {
+public:
+    lazy_reduction(Chain const& chain, Combine const& combine, dims const& over, bool keepdim)
+        : chain_(chain), combine_(combine), over_(over), keepdim_(keepdim) {}
+
+    // The result's shape, without data.
+    strided_ref shape() const { return detail::reduced_shape("lazy reduction", chain_.source(), over_, keepdim_); }
+
+    void compute(strided_ref const& out) const {
+        chain_.check_operand(out);
+        static auto const table = dispatch_table_from_op<runner>("lazy reduction");
+        table.select(dispatch_set{out.device, out.type})(*this, out);
+    }
+    lazy_result compute() const {
+        lazy_result result = chain_.new_result(shape());
+        compute(result.ref());
+        return result;
+    }
+    template <typename T>
+    std::vector<T> to_host() const {
+        return compute().template to_host<T>();
+    }
+    // The one value of a reduction to a single element (all dims).
+    template <typename T>
+    T item() const {
+        std::vector<T> const v = to_host<T>();
+        if (v.size() != 1)
+            throw std::invalid_argument("lazy reduction: item() of a result with " + std::to_string(v.size()) +
+                                        " elements; reduce all dimensions, or read them with to_host()");
+        return v[0];
+    }
+
+    // The dispatch table's op; public for nvcc, as lazy_chain::runner.
+    struct runner {
+        template <typename Tag>
+        static void op(Tag tag, lazy_reduction const& r, strided_ref const& out) {
+            r.chain_.reduce_into(tag, out, r.over_, r.combine_);
+        }
+        using space = typename Chain::runner::space;
+        using subspaces = typename Chain::runner::subspaces;
+        using dispatcher = dispatch_table<space, void(lazy_reduction const&, strided_ref const&)>;
+    };
+
+private:
+    Chain chain_;
+    Combine combine_;
+    dims over_;
+    bool keepdim_;
+};
+
+// x . y: the sum of x * y over every element (y broadcasts to x's shape), as
+// one fused reduction: dot(x, y).item<float>().
+inline auto dot(strided_ref const& x, strided_ref const& y) { return lazy(x).mul(y).sum(); }
 
 }  // namespace switchyard

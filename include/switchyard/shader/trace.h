@@ -86,6 +86,7 @@ constexpr char const* type_name() {
 
 enum class op : std::uint8_t {
     index,    // the for_each index (u32)
+    arg,      // argument `slot` of a traced function (shader/wgsl.h, emit_wgsl_function)
     uniform,  // a host number: uniform word `slot`
     load,     // binding `slot` at element a
     store,    // binding `slot` at element a := b

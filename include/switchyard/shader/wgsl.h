@@ -281,6 +281,64 @@ inline std::string uniform_word(std::uint32_t slot) {
     return concat("u.w[", std::to_string(slot / 4), "].", lanes[slot % 4]);
 }
 
+// The WGSL expression of a node that is not an index, argument, load or
+// store, given its operands' names. A uniform node appends its word to
+// `uniforms` (the program's words) and refers to it there; a math node adds
+// the helpers it calls to `helpers`. vec: the vec4 form of emit_wgsl.
+inline std::string wgsl_expression(trace const& t, node const& nd, std::string const& a, std::string const& b,
+                                   std::string const& c, bool vec, std::vector<std::uint32_t>& uniforms,
+                                   std::vector<std::string>& helpers) {
+    auto typed = [vec](std::string const& scalar_type) { return vec ? "vec4<" + scalar_type + ">" : scalar_type; };
+    std::string const type = typed(wgsl_type(nd.type));
+    std::string expr;
+    switch (nd.code) {
+        case op::uniform: {
+            uniforms.push_back(t.uniforms()[nd.slot]);
+            std::string const w = uniform_word(static_cast<std::uint32_t>(uniforms.size() - 1));
+            switch (nd.type) {
+                case scalar::f32: expr = "bitcast<f32>(" + w + ")"; break;
+                case scalar::f16: expr = "f16(bitcast<f32>(" + w + "))"; break;
+                case scalar::i32: expr = "bitcast<i32>(" + w + ")"; break;
+                case scalar::boolean: expr = "(" + w + " != 0u)"; break;
+                default: expr = w; break;
+            }
+            if (vec) expr = type + "(" + expr + ")";  // splat
+            return expr;
+        }
+        case op::convert: {
+            scalar const from = t.type_of(nd.a);
+            if (from == scalar::boolean) return "select(" + type + "(0), " + type + "(1), " + a + ")";
+            if (nd.type == scalar::boolean) return concat("(", a, " != ", typed(wgsl_type(from)), "(0))");
+            return type + "(" + a + ")";
+        }
+        case op::select: return "select(" + c + ", " + b + ", " + a + ")";
+        case op::neg: return "-" + a;
+        case op::logical_not: return "!" + a;
+        case op::bit_not: return "~" + a;
+        case op::abs: return "abs(" + a + ")";
+        case op::sqrt: return "sqrt(" + a + ")";
+        case op::min: return "min(" + a + ", " + b + ")";
+        case op::max: return "max(" + a + ", " + b + ")";
+        default: break;
+    }
+    if (char const* fn = math_function(nd.code)) {
+        add_helper(fn, helpers);
+        std::string const scalar_type = wgsl_type(nd.type);
+        auto call = [&](std::string const& arg) {
+            return nd.type == scalar::f32 ? std::string(fn) + "(" + arg + ")"
+                                          : scalar_type + "(" + fn + "(f32(" + arg + ")))";
+        };
+        // The helpers are scalar functions: a vec4 calls them per component.
+        return vec ? concat(type, "(", call(a + ".x"), ", ", call(a + ".y"), ", ", call(a + ".z"), ", ", call(a + ".w"),
+                            ")")
+                   : call(a);
+    }
+    if (vec && (nd.code == op::logical_and || nd.code == op::logical_or))
+        // && and || take scalar bools only; & and | work per component.
+        return a + (nd.code == op::logical_and ? " & " : " | ") + b;
+    return a + " " + binary_operator(nd.code) + " " + b;
+}
+
 }  // namespace detail
 
 // Whether emit_wgsl(t, 4) may run the trace: every load and store is at the
@@ -396,57 +454,8 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
                 name[static_cast<std::size_t>(id)] = std::string("i");
                 continue;
             case op::store: body += concat("    ", slot_of(nd.slot), "[", a, "] = ", b, ";\n"); continue;
-            case op::uniform: {
-                program.uniforms.push_back(t.uniforms()[nd.slot]);
-                std::string const w = uniform_word(static_cast<std::uint32_t>(program.uniforms.size() - 1));
-                switch (nd.type) {
-                    case scalar::f32: expr = "bitcast<f32>(" + w + ")"; break;
-                    case scalar::f16: expr = "f16(bitcast<f32>(" + w + "))"; break;
-                    case scalar::i32: expr = "bitcast<i32>(" + w + ")"; break;
-                    case scalar::boolean: expr = "(" + w + " != 0u)"; break;
-                    default: expr = w; break;
-                }
-                if (vec) expr = type + "(" + expr + ")";  // splat
-                break;
-            }
             case op::load: expr = slot_of(nd.slot) + "[" + a + "]"; break;
-            case op::convert: {
-                scalar const from = t.type_of(nd.a);
-                if (from == scalar::boolean)
-                    expr = "select(" + type + "(0), " + type + "(1), " + a + ")";
-                else if (nd.type == scalar::boolean)
-                    expr = concat("(", a, " != ", typed(wgsl_type(from)), "(0))");
-                else
-                    expr = type + "(" + a + ")";
-                break;
-            }
-            case op::select: expr = "select(" + c + ", " + b + ", " + a + ")"; break;
-            case op::neg: expr = "-" + a; break;
-            case op::logical_not: expr = "!" + a; break;
-            case op::bit_not: expr = "~" + a; break;
-            case op::abs: expr = "abs(" + a + ")"; break;
-            case op::sqrt: expr = "sqrt(" + a + ")"; break;
-            case op::min: expr = "min(" + a + ", " + b + ")"; break;
-            case op::max: expr = "max(" + a + ", " + b + ")"; break;
-            default:
-                if (char const* fn = math_function(nd.code)) {
-                    add_helper(fn, helpers);
-                    std::string const scalar_type = wgsl_type(nd.type);
-                    auto call = [&](std::string const& arg) {
-                        return nd.type == scalar::f32 ? std::string(fn) + "(" + arg + ")"
-                                                      : scalar_type + "(" + fn + "(f32(" + arg + ")))";
-                    };
-                    // The helpers are scalar functions: a vec4 calls them per component.
-                    expr = vec ? concat(type, "(", call(a + ".x"), ", ", call(a + ".y"), ", ", call(a + ".z"), ", ",
-                                        call(a + ".w"), ")")
-                               : call(a);
-                } else if (vec && (nd.code == op::logical_and || nd.code == op::logical_or)) {
-                    // && and || take scalar bools only; & and | work per component.
-                    expr = a + (nd.code == op::logical_and ? " & " : " | ") + b;
-                } else {
-                    expr = a + " " + binary_operator(nd.code) + " " + b;
-                }
-                break;
+            default: expr = wgsl_expression(t, nd, a, b, c, vec, program.uniforms, helpers); break;
         }
         std::string& own = name[static_cast<std::size_t>(id)];
         own = concat("v", std::to_string(values++));
@@ -477,6 +486,60 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
     s += body;
     s += "}\n";
     return program;
+}
+
+// Whether any node of the trace computes in f16 (the shader then needs
+// `enable f16;`).
+inline bool uses_f16(trace const& t) {
+    for (node const& nd : t.nodes())
+        if (nd.type == scalar::f16) return true;
+    return false;
+}
+
+// A WGSL function computing node `result` of a trace whose inputs are
+// op::arg nodes: `fn <name>(a0: T, a1: T, ...) -> R`, with one `let` per node
+// the result depends on. The trace holds no loads or stores (a reduction's
+// map or combine, traced on symbolic arguments). Uniform words the function
+// reads are appended to `uniforms`, helpers it calls to `helpers`.
+inline std::string emit_wgsl_function(trace const& t, std::int32_t result, std::string const& name,
+                                      std::vector<scalar> const& arg_types, std::vector<std::uint32_t>& uniforms,
+                                      std::vector<std::string>& helpers) {
+    using namespace detail;
+    auto const& nodes = t.nodes();
+    std::vector<char> used(nodes.size(), 0);
+    used[static_cast<std::size_t>(result)] = 1;
+    // Operands precede their users, so one backward sweep marks every node
+    // the result depends on.
+    for (std::size_t k = nodes.size(); k-- > 0;) {
+        if (!used[k]) continue;
+        for (std::int32_t operand : {nodes[k].a, nodes[k].b, nodes[k].c})
+            if (operand >= 0) used[static_cast<std::size_t>(operand)] = 1;
+    }
+    std::string s = concat("fn ", name, "(");
+    for (std::size_t k = 0; k < arg_types.size(); ++k)
+        s += concat(k ? ", " : "", "a", std::to_string(k), ": ", wgsl_type(arg_types[k]));
+    s += concat(") -> ", wgsl_type(t.type_of(result)), " {\n");
+    std::vector<std::string> names(nodes.size());
+    std::size_t values = 0;
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        if (!used[k]) continue;
+        node const& nd = nodes[k];
+        if (nd.code == op::index || nd.code == op::load || nd.code == op::store)
+            throw shader_error(std::string(t.device()) +
+                               ": a reduction's map or combine read or wrote a view or used a for_each index; it "
+                               "computes with its arguments only");
+        if (nd.code == op::arg) {
+            names[k] = concat("a", std::to_string(nd.slot));
+            continue;
+        }
+        auto operand = [&](std::int32_t id) { return id >= 0 ? names[static_cast<std::size_t>(id)] : std::string(); };
+        std::string const expr =
+            wgsl_expression(t, nd, operand(nd.a), operand(nd.b), operand(nd.c), false, uniforms, helpers);
+        names[k] = concat("v", std::to_string(values++));
+        s += concat("    let ", names[k], ": ", wgsl_type(nd.type), " = ", expr, ";\n");
+    }
+    s += concat("    return ", names[static_cast<std::size_t>(result)], ";\n}\n");
+    return s;
 }
 
 }  // namespace switchyard::shader

@@ -135,24 +135,12 @@ inline strided_ref broadcast_inputs_shape(char const* op, strided_ref const* ins
     return shape;
 }
 
-}  // namespace detail
-
-// The layout of reducing inputs `ins[0..n_in)` over `over` into `out`; `op`
-// names the operation in errors.
-inline reduction_layout make_reduction_layout(char const* op, strided_ref const& out, strided_ref const* ins, int n_in,
-                                              dims const& over) {
-    using detail::layout_fail;
-    using detail::ref_label;
-    using detail::shape_string;
-    if (n_in < 1) layout_fail(op, "a reduction needs at least one input");
-    if (1 + n_in > max_operands)
-        layout_fail(op, "1 output and " + std::to_string(n_in) + " inputs exceed the " + std::to_string(max_operands) +
-                            " operands one reduction takes");
-    strided_ref const shape = detail::broadcast_inputs_shape(op, ins, n_in);
+// Marks in `reduced` the dimensions of `shape` that `over` names and
+// returns how many; refuses a dimension out of range or repeated, and an
+// empty list.
+inline std::int32_t reduced_dims(char const* op, strided_ref const& shape, dims const& over,
+                                 bool (&reduced)[max_rank]) {
     std::int32_t const rank = shape.rank;
-
-    // Which dimensions of the input shape are reduced.
-    bool reduced[max_rank] = {};
     std::int32_t reduced_count = 0;
     if (over.all) {
         for (std::int32_t d = 0; d < rank; ++d) reduced[d] = true;
@@ -184,6 +172,46 @@ inline reduction_layout make_reduction_layout(char const* op, strided_ref const&
         }
     }
 
+    return reduced_count;
+}
+
+// The shape of reducing `shape` over `over`, without data: the reduced
+// dimensions removed, or kept at size 1 (keepdim); row-major strides.
+inline strided_ref reduced_shape(char const* op, strided_ref const& shape, dims const& over, bool keepdim) {
+    bool reduced[max_rank] = {};
+    (void)reduced_dims(op, shape, over, reduced);
+    strided_ref out = shape;
+    out.data = nullptr;
+    out.rank = 0;
+    for (std::int32_t d = 0; d < shape.rank; ++d)
+        if (!reduced[d] || keepdim) out.sizes[out.rank++] = reduced[d] ? 1 : shape.sizes[d];
+    std::int64_t step = 1;
+    for (std::int32_t d = out.rank; d-- > 0;) {
+        out.strides[d] = step;
+        step *= out.sizes[d];
+    }
+    return out;
+}
+
+}  // namespace detail
+
+// The layout of reducing inputs `ins[0..n_in)` over `over` into `out`; `op`
+// names the operation in errors.
+inline reduction_layout make_reduction_layout(char const* op, strided_ref const& out, strided_ref const* ins, int n_in,
+                                              dims const& over) {
+    using detail::layout_fail;
+    using detail::ref_label;
+    using detail::shape_string;
+    if (n_in < 1) layout_fail(op, "a reduction needs at least one input");
+    if (1 + n_in > max_operands)
+        layout_fail(op, "1 output and " + std::to_string(n_in) + " inputs exceed the " + std::to_string(max_operands) +
+                            " operands one reduction takes");
+    strided_ref const shape = detail::broadcast_inputs_shape(op, ins, n_in);
+    std::int32_t const rank = shape.rank;
+
+    bool reduced[max_rank] = {};
+    std::int32_t const reduced_count = detail::reduced_dims(op, shape, over, reduced);
+
     // The output: the shape without the reduced dimensions, or with them at
     // size 1 (keepdim). Its strides are spread over the input's rank, 0
     // along reduced dimensions.
@@ -208,13 +236,16 @@ inline reduction_layout make_reduction_layout(char const* op, strided_ref const&
         }
     }
     if (!shape_ok) {
-        std::int64_t want[max_rank] = {};
+        std::int64_t want[max_rank] = {}, kept[max_rank] = {};
         std::int32_t n = 0;
-        for (std::int32_t d = 0; d < rank; ++d)
+        for (std::int32_t d = 0; d < rank; ++d) {
+            kept[d] = reduced[d] ? 1 : shape.sizes[d];
             if (!reduced[d]) want[n++] = shape.sizes[d];
+        }
         layout_fail(op, "output " + ref_label(out.name) + " has shape " + shape_string(out) + " but reducing dims " +
                             detail::dims_string(over) + " of the input shape " + shape_string(shape) + " gives " +
-                            shape_string(want, static_cast<std::size_t>(n)) + " (or that with size-1 dimensions kept)");
+                            shape_string(want, static_cast<std::size_t>(n)) + " (or " +
+                            shape_string(kept, static_cast<std::size_t>(rank)) + " with keepdim)");
     }
     if (has_internal_overlap(out))
         layout_fail(op, "output " + ref_label(out.name) +

@@ -1,0 +1,308 @@
+// transform_reduce on WebGPU (lavapipe in CI) against f64 references and the
+// same call on the CPU: full, row, column and middle reductions, strided and
+// broadcast inputs, several passes, the combines, i32 and f16, empty
+// reductions, bitwise repeatability, and the errors.
+#include <catch2/catch.hpp>
+
+#include <switchyard/switchyard.h>
+
+#include "operands.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace sy = switchyard;
+using sy::device_kind;
+using sy::dtype;
+
+namespace {
+
+using test_webgpu::dev;
+using test_webgpu::operand;
+using test_webgpu::ulps;
+using gpu_f32 = sy::tag<device_kind::webgpu, dtype::f32>;
+using cpu_f32 = sy::tag<device_kind::cpu, dtype::f32>;
+
+std::vector<std::int64_t> row_major(std::vector<std::int64_t> const& sizes) {
+    std::vector<std::int64_t> strides(sizes.size());
+    std::int64_t step = 1;
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+        strides[d] = step;
+        step *= sizes[d];
+    }
+    return strides;
+}
+
+std::int64_t count(std::vector<std::int64_t> const& sizes) {
+    std::int64_t n = 1;
+    for (auto s : sizes) n *= s;
+    return n;
+}
+
+// sum over `over` of x * y + 1: one call for both devices.
+template <typename Tag>
+void weighted_sum(Tag tag, sy::strided_ref const& out, sy::dims const& over, sy::strided_ref const& x,
+                  sy::strided_ref const& y) {
+    using C = sy::compute_t<Tag>;
+    sy::transform_reduce(
+        tag, out, over, sy::sum, [](C a, C b) { return a * b + 1.0f; }, x, y);
+}
+
+// The largest distance between the device's result and the CPU's, relative
+// to the sum of magnitudes the result adds up (the scale of its rounding).
+double worst_relative(std::vector<float> const& got, std::vector<float> const& want, double scale) {
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        worst = std::max(worst, std::fabs(double(got[i]) - double(want[i])) / scale);
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("webgpu transform_reduce matches the CPU over rows, columns, middles and all", "[webgpu][reduce]") {
+    struct shape_case {
+        char const* what;
+        std::vector<std::int64_t> x_sizes, x_strides;
+        std::int64_t x_elements;
+        std::vector<std::int64_t> y_sizes, y_strides;
+        std::int64_t y_elements;
+        sy::dims over;
+        std::vector<std::int64_t> out_sizes;
+    };
+    std::vector<shape_case> const cases = {
+        {"rows", {300, 70}, {70, 1}, 21000, {70}, {1}, 70, sy::dims{-1}, {300}},
+        {"rows, keepdim", {300, 70}, {70, 1}, 21000, {300, 1}, {1, 1}, 300, sy::dims{1}, {300, 1}},
+        {"columns", {300, 70}, {70, 1}, 21000, {70}, {1}, 70, sy::dims{0}, {70}},
+        {"all", {300, 70}, {70, 1}, 21000, {}, {}, 1, sy::all_dims, {}},
+        {"middle of a transposed rank 3", {6, 50, 7}, {1, 42, 6}, 2100, {7}, {1}, 7, sy::dims{1}, {6, 7}},
+        {"first and last of rank 4", {3, 4, 5, 6}, {120, 30, 6, 1}, 360, {6}, {1}, 6, sy::dims{0, -1}, {4, 5}},
+        {"sliced", {50, 40}, {100, 2}, 5000, {50, 40}, {40, 1}, 2000, sy::dims{1}, {50}},
+        {"rows of several blocks (two passes)", {3, 100003}, {100003, 1}, 300009, {1}, {1}, 1, sy::dims{1}, {3}},
+        {"empty rows", {4, 0}, {0, 1}, 1, {0}, {1}, 1, sy::dims{1}, {4}},
+    };
+    for (auto const& c : cases) {
+        INFO(c.what);
+        operand x(c.x_sizes, c.x_strides, c.x_elements, "x", 0.5f);
+        operand y(c.y_sizes, c.y_strides, c.y_elements, "y", 1.5f);
+        operand out(c.out_sizes, row_major(c.out_sizes), count(c.out_sizes), "out", 7.0f);
+        weighted_sum(gpu_f32{}, out.gpu, c.over, x.gpu, y.gpu);
+        weighted_sum(cpu_f32{}, out.cpu, c.over, x.cpu, y.cpu);
+        std::vector<float> const got = out.read();
+        // |x * y + 1| <= 17 per element; the per-output count bounds the scale.
+        double const per_output = double(count(c.x_sizes)) / double(std::max<std::int64_t>(1, count(c.out_sizes)));
+        CHECK(worst_relative(got, out.host, 17.0 * std::max(1.0, per_output)) < 1e-6);
+        if (count(c.x_sizes) == 0)
+            for (float v : got) CHECK(v == 0.0f);
+    }
+}
+
+TEST_CASE("webgpu sums 2^24 f32 accurately and bitwise the same each run", "[webgpu][reduce]") {
+    std::int64_t const n = std::int64_t{1} << 24;
+    operand x({n}, {1}, n, "x", 0.0f);
+    for (std::size_t i = 0; i < x.host.size(); ++i) x.host[i] = 1.0f + float(i % 1000) * 1e-3f;
+    dev().copy_from_host(x.buffer, x.host.data(), x.host.size() * 4);
+    double exact = 0;
+    for (float v : x.host) exact += v;
+    operand out({}, {}, 1, "out", 0.0f);
+    sy::reduce(gpu_f32{}, out.gpu, sy::all_dims, sy::sum, x.gpu);
+    float const first = out.read()[0];
+    sy::reduce(gpu_f32{}, out.gpu, sy::all_dims, sy::sum, x.gpu);
+    float const second = out.read()[0];
+    CHECK(std::fabs(double(first) - exact) / exact < 1e-6);  // a serial f32 sum is off by ~1e-3
+    CHECK(std::memcmp(&first, &second, 4) == 0);
+}
+
+TEST_CASE("webgpu empty reductions write the identity without binding their inputs", "[webgpu][reduce]") {
+    operand out({4}, {1}, 4, "out", 7.0f);
+    void* none = dev().alloc(0);  // an empty tensor's memory
+    std::int64_t const sizes[] = {4, 0}, strides[] = {0, 1};
+    auto const empty = sy::strided_ref::make(none, dtype::f32, device_kind::webgpu, sizes, strides, 2, "empty");
+    sy::reduce(gpu_f32{}, out.gpu, sy::dims{1}, sy::sum, empty);
+    CHECK(out.read() == std::vector<float>(4, 0.0f));
+    sy::reduce(gpu_f32{}, out.gpu, sy::dims{1}, sy::prod, empty);
+    CHECK(out.read() == std::vector<float>(4, 1.0f));
+    // A sliced empty view (its reduced size-0 dimension has a stride).
+    operand x({8, 8}, {8, 1}, 64, "x", 0.5f);
+    std::int64_t const sliced_sizes[] = {0, 4}, sliced_strides[] = {8, 2};
+    auto const sliced =
+        sy::strided_ref::make(x.buffer, dtype::f32, device_kind::webgpu, sliced_sizes, sliced_strides, 2, "sliced");
+    sy::reduce(gpu_f32{}, out.gpu, sy::dims{0}, sy::sum, sliced);
+    CHECK(out.read() == std::vector<float>(4, 0.0f));
+    dev().free(none);
+}
+
+TEST_CASE("webgpu reductions of more than 8192 x 8192 values take three passes", "[webgpu][reduce]") {
+    // Rows of 2^26 + 5 values, each row one value read through a stride 0.
+    std::int64_t const length = (std::int64_t{1} << 26) + 5;
+    operand x({3, length}, {1, 0}, 3, "x", 0.0f);
+    x.host = {1.0f, 2.0f, 0.5f};
+    dev().copy_from_host(x.buffer, x.host.data(), 12);
+    operand out({3}, {1}, 3, "out", 0.0f);
+    dev().sync();
+    auto const before = dev().counters();
+    sy::reduce(gpu_f32{}, out.gpu, sy::dims{1}, sy::sum, x.gpu);
+    CHECK(dev().counters().dispatches == before.dispatches + 3);
+    std::vector<float> const got = out.read();
+    for (std::size_t r = 0; r < 3; ++r) CHECK(std::fabs(got[r] / (double(x.host[r]) * double(length)) - 1) < 1e-6);
+}
+
+TEST_CASE("webgpu reductions record without submitting and free their partials", "[webgpu][reduce]") {
+    operand x({5, 70000}, {70000, 1}, 350000, "x", 0.5f);
+    operand out({5}, {1}, 5, "out", 0.0f);
+    dev().sync();
+    auto const before = dev().counters();
+    sy::reduce(gpu_f32{}, out.gpu, sy::dims{1}, sy::sum, x.gpu);
+    auto const after = dev().counters();
+    CHECK(after.submits == before.submits);
+    CHECK(after.dispatches == before.dispatches + 2);  // blocks, then the partials
+    CHECK(after.live_bytes == before.live_bytes);
+}
+
+TEST_CASE("webgpu reductions with every combine, i32 and f16", "[webgpu][reduce]") {
+    operand x({64, 33}, {33, 1}, 64 * 33, "x", 0.25f);
+    operand out({64}, {1}, 64, "out", 0.0f);
+    auto const check_rows = [&](auto combine, auto reference, char const* what) {
+        INFO(what);
+        sy::reduce(gpu_f32{}, out.gpu, sy::dims{1}, combine, x.gpu);
+        std::vector<float> const got = out.read();
+        for (std::size_t r = 0; r < 64; ++r) {
+            double want = reference(x.host[r * 33]);
+            for (std::size_t c = 1; c < 33; ++c) want = reference(want, x.host[r * 33 + c]);
+            CHECK(std::fabs(got[r] - want) <= 1e-5 * std::max(1.0, std::fabs(want)));
+        }
+    };
+    struct fold {
+        int kind;
+        double operator()(double a) const { return a; }
+        double operator()(double a, double b) const {
+            return kind == 0 ? a * b : kind == 1 ? std::max(a, b) : kind == 2 ? std::min(a, b) : std::max(a, b);
+        }
+    };
+    for (std::size_t i = 0; i < x.host.size(); ++i)
+        x.host[i] = 0.9f + 0.2f * std::sin(float(i));  // products stay near 1
+    dev().copy_from_host(x.buffer, x.host.data(), x.host.size() * 4);
+    check_rows(sy::prod, fold{0}, "prod");
+    check_rows(sy::amax, fold{1}, "amax");
+    check_rows(sy::amin, fold{2}, "amin");
+    using C = sy::compute_t<gpu_f32>;
+    auto const user_max = sy::combine([](C a, C b) { return sy::max(a, b); }, -std::numeric_limits<float>::infinity());
+    check_rows(user_max, fold{3}, "a user's combine");
+
+    SECTION("i32 sums of a map") {
+        std::vector<std::int32_t> host(1000);
+        for (std::size_t i = 0; i < host.size(); ++i) host[i] = std::int32_t(i * 7919 % 2001) - 1000;
+        void* buffer = dev().alloc(host.size() * 4);
+        void* result = dev().alloc(4);
+        dev().copy_from_host(buffer, host.data(), host.size() * 4);
+        std::int64_t const sizes[] = {1000}, strides[] = {1};
+        auto const in = sy::strided_ref::make(buffer, dtype::i32, device_kind::webgpu, sizes, strides, 1, "x");
+        auto const o = sy::strided_ref::make(result, dtype::i32, device_kind::webgpu, sizes, strides, 0, "out");
+        using C32 = sy::compute_t<sy::tag<device_kind::webgpu, dtype::i32>>;
+        sy::transform_reduce(
+            sy::tag<device_kind::webgpu, dtype::i32>{}, o, sy::all_dims, sy::sum, [](C32 v) { return v * 3; }, in);
+        std::int32_t got = 0;
+        dev().copy_to_host(&got, result, 4);
+        std::int64_t want = 0;
+        for (auto v : host) want += 3 * v;
+        CHECK(got == std::int32_t(want));
+        dev().free(buffer);
+        dev().free(result);
+    }
+    SECTION("f16 accumulates in f32, across passes too") {
+        if (!dev().has_f16()) {
+            SUCCEED("the adapter has no shader-f16");
+            return;
+        }
+        // Rows of 4096 (one pass) and of 9000 (two: the partials are f32).
+        for (std::int64_t const length : {4096, 9000}) {
+            INFO("rows of " << length);
+            std::vector<sy::half> host(static_cast<std::size_t>(3 * length), sy::half(0.1f));
+            void* buffer = dev().alloc(host.size() * 2);
+            void* result = dev().alloc(8);
+            dev().copy_from_host(buffer, host.data(), host.size() * 2);
+            std::int64_t const sizes[] = {3, length}, strides[] = {length, 1};
+            auto const in = sy::strided_ref::make(buffer, dtype::f16, device_kind::webgpu, sizes, strides, 2, "x");
+            auto const o = sy::strided_ref::make(result, dtype::f16, device_kind::webgpu, sizes, strides + 1, 1, "out");
+            sy::reduce(sy::tag<device_kind::webgpu, dtype::f16>{}, o, sy::dims{1}, sy::sum, in);
+            sy::half got[4] = {};
+            dev().copy_to_host(got, result, 8);
+            // An f16 accumulator stalls at 256; f32 gets length * 0.0999755859375.
+            float const want = float(sy::half(float(length) * float(sy::half(0.1f))));
+            for (int r = 0; r < 3; ++r) CHECK(float(got[r]) == want);
+            dev().free(buffer);
+            dev().free(result);
+        }
+    }
+}
+
+TEST_CASE("webgpu reductions read one buffer twice and refuse what they cannot run", "[webgpu][reduce]") {
+    operand x({1000}, {1}, 1000, "x", 0.5f);
+    operand out({}, {}, 1, "out", 0.0f);
+    using C = sy::compute_t<gpu_f32>;
+    sy::transform_reduce(
+        gpu_f32{}, out.gpu, sy::all_dims, sy::sum, [](C a, C b) { return a * b; }, x.gpu, x.gpu);
+    double want = 0;
+    for (float v : x.host) want += double(v) * v;
+    CHECK(std::fabs(out.read()[0] - want) < 1e-5 * want);
+
+    std::int64_t const sizes[] = {1000}, strides[] = {1};
+    auto const f64 = sy::strided_ref::make(x.buffer, dtype::f64, device_kind::webgpu, sizes, strides, 1, "x");
+    auto const f64_out = sy::strided_ref::make(out.buffer, dtype::f64, device_kind::webgpu, sizes, strides, 0, "out");
+    CHECK_THROWS_WITH(sy::reduce(sy::tag<device_kind::webgpu, dtype::f64>{}, f64_out, sy::all_dims, sy::sum, f64),
+                      Catch::Contains("reduce on webgpu: dtype f64 is not supported"));
+    float host_data[4] = {};
+    std::int64_t const four[] = {4};
+    auto const stray = sy::strided_ref::make(host_data, dtype::f32, device_kind::webgpu, four, strides, 1, "stray");
+    CHECK_THROWS_WITH(sy::reduce(gpu_f32{}, out.gpu, sy::all_dims, sy::sum, stray),
+                      Catch::Contains("input 'stray' is not a live buffer of the current webgpu device"));
+    std::int64_t const none[] = {0};
+    auto const empty = sy::strided_ref::make(x.buffer, dtype::f32, device_kind::webgpu, none, strides, 1, "x");
+    CHECK_THROWS_WITH(sy::reduce(gpu_f32{}, out.gpu, sy::all_dims, sy::amax, empty),
+                      Catch::Contains("amax over zero elements"));
+}
+
+TEST_CASE("webgpu lazy reductions: dot and a chain's row sums in one dispatch each", "[webgpu][reduce][lazy]") {
+    operand x({300, 70}, {70, 1}, 21000, "x", 0.5f);
+    operand y({70}, {1}, 70, "y", 1.5f);
+    dev().sync();
+    dev().reset_counters();
+    auto const rows = sy::lazy(x.gpu).relu().mul(2.0f).add(y.gpu).sum(sy::dims{-1});
+    sy::lazy_result const sums = rows.compute();
+    CHECK(dev().counters().dispatches == 1);  // the chain is the reduction's map
+    CHECK(dev().counters().submits == 0);
+    std::vector<float> const got = sums.to_host<float>();
+    std::vector<float> const want = sy::lazy(x.cpu).relu().mul(2.0f).add(y.cpu).sum(sy::dims{-1}).to_host<float>();
+    REQUIRE(got.size() == 300);
+    CHECK(worst_relative(got, want, 70 * 20.0) < 1e-6);
+
+    operand z({300, 70}, {70, 1}, 21000, "z", 2.5f);
+    double exact = 0;
+    for (std::size_t i = 0; i < x.host.size(); ++i) exact += double(x.host[i]) * z.host[i];
+    CHECK(std::fabs(sy::dot(x.gpu, z.gpu).item<float>() - exact) < 1e-5 * 21000 * 16);
+}
+
+TEST_CASE("webgpu f32 reductions whose map computes in f16 enable f16", "[webgpu][reduce]") {
+    if (!dev().has_f16()) {
+        SUCCEED("the adapter has no shader-f16");
+        return;
+    }
+    operand x({1000}, {1}, 1000, "x", 0.5f);
+    operand out({}, {}, 1, "out", 0.0f);
+    using C = sy::compute_t<gpu_f32>;
+    using H = sy::storage_t<sy::tag<device_kind::webgpu, dtype::f16>>;
+    sy::transform_reduce(
+        gpu_f32{}, out.gpu, sy::all_dims, sy::sum, [](C v) { return static_cast<C>(static_cast<H>(v)); }, x.gpu);
+    // WGSL lets an f32 -> f16 conversion round either way: allow an f16 ulp
+    // per value (NVIDIA's Vulkan differs from round-to-nearest here).
+    double want = 0, ulps_of_f16 = 0;
+    for (float v : x.host) {
+        want += float(sy::half(v));
+        ulps_of_f16 += std::ldexp(1.0, std::ilogb(std::max(std::fabs(v), 6.2e-5f)) - 10);
+    }
+    CHECK(std::fabs(out.read()[0] - want) <= ulps_of_f16 + 1e-4);
+}
