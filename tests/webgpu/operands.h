@@ -1,12 +1,14 @@
 // Test helpers for the WebGPU tests: host data with a device copy of the
-// same sizes and strides, and an ulp distance.
+// same sizes and strides, a device buffer, test inputs and an ulp distance.
 #pragma once
 
 #include <switchyard/switchyard.h>
 
 #include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace test_webgpu {
@@ -41,6 +43,37 @@ struct operand {
         return v;
     }
 };
+
+// A device buffer holding `host`, freed with the test.
+struct device_array {
+    void* buffer = nullptr;
+    std::size_t bytes = 0;
+    template <typename T>
+    explicit device_array(std::vector<T> const& host) : bytes(host.size() * sizeof(T)) {
+        buffer = dev().alloc(bytes);
+        dev().copy_from_host(buffer, host.data(), bytes);
+    }
+    explicit device_array(std::size_t n_bytes) : buffer(dev().alloc(n_bytes)), bytes(n_bytes) {}
+    ~device_array() { dev().free(buffer); }
+    device_array(device_array const&) = delete;
+    device_array& operator=(device_array const&) = delete;
+    template <typename T>
+    std::vector<T> read(std::size_t n) const {
+        std::vector<T> host(n);
+        dev().copy_to_host(host.data(), buffer, n * sizeof(T));
+        return host;
+    }
+    sy::strided_ref ref(sy::dtype type, std::initializer_list<std::int64_t> sizes, char const* name) const {
+        return sy::strided_ref::contiguous(buffer, type, sy::device_kind::webgpu, sizes, name);
+    }
+};
+
+// Inputs spread over [-42, 42], repeating every 4001 values.
+inline std::vector<float> test_inputs(std::size_t n) {
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int>(i % 4001) - 2000) * 0.021f;
+    return x;
+}
 
 // Ulps of b between a and b; values below FLT_MIN count as equal (a GPU may
 // flush subnormals).
