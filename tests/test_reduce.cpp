@@ -3,8 +3,9 @@
 // every float dtype and int32, ranks 0 to 5, reduced dimensions first,
 // middle, last, several and all, keepdim or not, transposed, sliced,
 // reversed and broadcast inputs, a strided output, empty dimensions, NaN and
-// inf; the accuracy of a 2^24-element f32 sum; the same bits whatever the
-// pool's size; and every error naming the argument.
+// inf; int32 sums and products that wrap; the accuracy of a 2^24-element
+// f32 sum; the same bits whatever the pool's size; and every error naming
+// the argument.
 #include <switchyard/reduce.h>
 #include <switchyard/switchyard.h>
 
@@ -284,6 +285,40 @@ TEST_CASE("transform_reduce: sum propagates NaN and inf as PyTorch does", "[redu
     CHECK(out[1] == inf);
     CHECK(std::isnan(out[2]) == false);
     CHECK(out[2] == inf);
+}
+
+TEST_CASE("transform_reduce: int32 sums and products wrap as PyTorch's stored into int32", "[reduce]") {
+    // PyTorch accumulates in int64 and stores the low 32 bits; signed
+    // overflow in int32 would be undefined behaviour (UBSan fails it).
+    constexpr auto i32 = sy::dtype::i32;
+    for (std::int64_t const dim : {0, 1}) {
+        INFO("dim " << dim);
+        std::int64_t const rows = 3, cols = 9000;  // a row has two blocks
+        std::vector<std::int32_t> x(static_cast<std::size_t>(rows * cols));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = (1 << 29) + static_cast<std::int32_t>(i % 3);
+        std::vector<std::int32_t> sums(static_cast<std::size_t>(dim == 0 ? cols : rows));
+        std::vector<std::int32_t> products(sums.size());
+        auto const xr = sy::strided_ref::contiguous(x.data(), i32, sy::device_kind::cpu, {rows, cols}, "x");
+        auto const out_of = [&](std::vector<std::int32_t>& v) {
+            return sy::strided_ref::contiguous(v.data(), i32, sy::device_kind::cpu,
+                                               {static_cast<std::int64_t>(v.size())}, "out");
+        };
+        sy::reduce(cpu_tag<i32>{}, out_of(sums), sy::dims{dim}, sy::sum, xr);
+        sy::transform_reduce(
+            cpu_tag<i32>{}, out_of(products), sy::dims{dim}, sy::prod, [](std::int32_t v) { return v | 3; }, xr);
+        for (std::size_t m = 0; m < sums.size(); ++m) {
+            std::uint64_t sum = 0, product = 1;
+            for (std::int64_t r = 0; r < (dim == 0 ? rows : cols); ++r) {
+                std::int64_t const i =
+                    dim == 0 ? r * cols + static_cast<std::int64_t>(m) : static_cast<std::int64_t>(m) * cols + r;
+                auto const v = static_cast<std::uint64_t>(static_cast<std::uint32_t>(x[static_cast<std::size_t>(i)]));
+                sum += v;
+                product *= v | 3;
+            }
+            REQUIRE(sums[m] == static_cast<std::int32_t>(static_cast<std::uint32_t>(sum)));
+            REQUIRE(products[m] == static_cast<std::int32_t>(static_cast<std::uint32_t>(product)));
+        }
+    }
 }
 
 TEST_CASE("transform_reduce: an f32 sum of 2^24 values is accurate", "[reduce]") {

@@ -10,12 +10,16 @@
 // commutative; the order is fixed by the shape alone, never by the thread
 // count (docs/reduce.md).
 //
+// Integer sums and products wrap around at the type's width, as PyTorch's
+// do when stored into an output of that dtype.
+//
 // amin and amax (named as PyTorch's value-only min and max reductions)
 // propagate NaN as PyTorch's do, and have no identity for an empty
 // reduction: reducing zero elements with them is an error.
 #pragma once
 
 #include <limits>
+#include <type_traits>
 
 #include "switchyard/core/config.h"
 
@@ -29,6 +33,29 @@ SWITCHYARD_HOST_DEVICE constexpr bool is_nan_value(A a) {
     return !(a == a);
 }
 
+// Signed integers add and multiply modulo 2^bits: the value PyTorch stores
+// into an integer output of that width (it accumulates in int64), without
+// the undefined behaviour of signed overflow. Unsigned arithmetic at least
+// as wide as unsigned int, so that no operand is promoted to int.
+template <typename A>
+using wrapping_t = std::conditional_t<(sizeof(A) < sizeof(unsigned)), unsigned, std::make_unsigned_t<A>>;
+
+template <typename A>
+SWITCHYARD_HOST_DEVICE constexpr A add_values(A a, A b) {
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>)
+        return static_cast<A>(static_cast<wrapping_t<A>>(a) + static_cast<wrapping_t<A>>(b));
+    else
+        return a + b;
+}
+
+template <typename A>
+SWITCHYARD_HOST_DEVICE constexpr A multiply_values(A a, A b) {
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>)
+        return static_cast<A>(static_cast<wrapping_t<A>>(a) * static_cast<wrapping_t<A>>(b));
+    else
+        return a * b;
+}
+
 }  // namespace detail
 
 struct sum_combine {
@@ -40,7 +67,7 @@ struct sum_combine {
     }
     template <typename A>
     SWITCHYARD_HOST_DEVICE constexpr A operator()(A a, A b) const {
-        return a + b;
+        return detail::add_values(a, b);
     }
 };
 
@@ -53,7 +80,7 @@ struct prod_combine {
     }
     template <typename A>
     SWITCHYARD_HOST_DEVICE constexpr A operator()(A a, A b) const {
-        return a * b;
+        return detail::multiply_values(a, b);
     }
 };
 
