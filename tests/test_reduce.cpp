@@ -289,13 +289,20 @@ TEST_CASE("transform_reduce: sum propagates NaN and inf as PyTorch does", "[redu
 
 TEST_CASE("transform_reduce: int32 sums and products wrap as PyTorch's stored into int32", "[reduce]") {
     // PyTorch accumulates in int64 and stores the low 32 bits; signed
-    // overflow in int32 would be undefined behaviour (UBSan fails it).
+    // overflow in int32 would be undefined behaviour (UBSan fails it). Two
+    // values already overflow, so rows and columns both wrap.
     constexpr auto i32 = sy::dtype::i32;
+    // Every width, at compile time (constant evaluation rejects overflow).
+    STATIC_REQUIRE(sy::sum(std::int64_t{INT64_MAX}, std::int64_t{1}) == INT64_MIN);
+    STATIC_REQUIRE(sy::prod(std::int64_t{INT64_MIN}, std::int64_t{-1}) == INT64_MIN);
+    STATIC_REQUIRE(sy::prod(std::int16_t{-32768}, std::int16_t{-32768}) == 0);
+    STATIC_REQUIRE(sy::sum(std::int8_t{127}, std::int8_t{1}) == std::int8_t{-128});
+    STATIC_REQUIRE(sy::sum(true, true) == true);
     for (std::int64_t const dim : {0, 1}) {
         INFO("dim " << dim);
         std::int64_t const rows = 3, cols = 9000;  // a row has two blocks
         std::vector<std::int32_t> x(static_cast<std::size_t>(rows * cols));
-        for (std::size_t i = 0; i < x.size(); ++i) x[i] = (1 << 29) + static_cast<std::int32_t>(i % 3);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = (1 << 30) + static_cast<std::int32_t>(i % 3);
         std::vector<std::int32_t> sums(static_cast<std::size_t>(dim == 0 ? cols : rows));
         std::vector<std::int32_t> products(sums.size());
         auto const xr = sy::strided_ref::contiguous(x.data(), i32, sy::device_kind::cpu, {rows, cols}, "x");

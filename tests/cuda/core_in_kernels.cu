@@ -1,5 +1,6 @@
-// Core types inside CUDA kernels: tags, tag_get, concepts, named axes and
-// the half/bfloat16 conversions, compiled by nvcc as device code.
+// Core types inside CUDA kernels: tags, tag_get, concepts, named axes, the
+// half/bfloat16 conversions and the integer combines, compiled by nvcc as
+// device code.
 #include <switchyard/core.h>
 
 #include <cstdint>
@@ -42,4 +43,11 @@ dispatch_table<space, void(float const*, void*, std::int64_t)> const convert_tab
 
 void convert_any(dtype d, float const* in, void* out, std::int64_t n) {
     convert_table.select(dispatch_set{d, out_dtype(dtype::f32)})(in, out, n);
+}
+
+// The built-in sum and prod of integers wrap in device code as on the host.
+__global__ void integer_combines(std::int32_t* a, std::int8_t* b) {
+    a[0] = sum_combine{}(a[1], a[2]);
+    a[3] = prod_combine{}(a[4], a[5]);
+    b[0] = sum_combine{}(b[1], b[2]);
 }

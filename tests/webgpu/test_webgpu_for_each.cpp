@@ -6,6 +6,7 @@
 
 #include <switchyard/switchyard.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
