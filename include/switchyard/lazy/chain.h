@@ -38,7 +38,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -64,45 +63,57 @@ enum class fusion : std::uint8_t { full, per_step };
 
 namespace detail {
 
-// The bound steps of a chain as a nested list, so that a kernel applies them
-// with plain member calls on every device (std::tuple is not __device__).
-template <typename... S>
-struct step_list {
-    template <std::size_t Begin, std::size_t End, std::size_t Base, std::size_t K, typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, X const*) const {
+// Step I of a chain applied to x when I is in [Begin, End); values holds the
+// arrays the kernel reads, from array operand Base on. A free function of the
+// step alone, so its name does not grow with the chain.
+template <std::size_t I, std::size_t Begin, std::size_t End, std::size_t Base, typename S, typename X>
+SWITCHYARD_HOST_DEVICE X apply_step(S const& step, X x, X const* values) {
+    if constexpr (I >= Begin && I < End)
+        return step.template apply<Base>(x, values);
+    else
+        return x;
+}
+
+// Step I of a list, held as a base class.
+template <std::size_t I, typename S>
+struct step_slot {
+    S step;
+};
+
+template <typename Indices, typename... S>
+struct step_slots;
+template <std::size_t... I, typename... S>
+struct step_slots<std::index_sequence<I...>, S...> : step_slot<I, S>... {
+    step_slots() = default;
+    explicit step_slots(std::in_place_t, S const&... s) : step_slot<I, S>{s}... {}
+
+    template <std::size_t Begin, std::size_t End, std::size_t Base, typename X>
+    SWITCHYARD_HOST_DEVICE X apply(X x, X const* values) const {
+        ((x = apply_step<I, Begin, End, Base>(static_cast<step_slot<I, S> const&>(*this).step, x, values)), ...);
+        (void)values;
         return x;
     }
 };
-template <typename S, typename... R>
-struct step_list<S, R...> {
-    S head;
-    step_list<R...> tail;
-    // Steps K.. of those in [Begin, End); `values` holds the arrays the
-    // kernel reads, from array operand Base on.
-    template <std::size_t Begin, std::size_t End, std::size_t Base, std::size_t K, typename X>
-    SWITCHYARD_HOST_DEVICE X apply(X x, X const* values) const {
-        if constexpr (K >= End)
-            return x;
-        else if constexpr (K >= Begin)
-            return tail.template apply<Begin, End, Base, K + 1>(head.template apply<Base>(x, values), values);
-        else
-            return tail.template apply<Begin, End, Base, K + 1>(x, values);
-    }
+
+// The steps of a chain as one flat type, so that a kernel applies them with
+// plain member calls on every device (std::tuple is not __device__). Flat
+// rather than recursive: a nested list (or std::tuple's recursive bases)
+// makes the type names of an N-step chain, and their debug information, grow
+// as N^2 or N^3.
+template <typename... S>
+struct step_list : step_slots<std::index_sequence_for<S...>, S...> {
+    using step_slots<std::index_sequence_for<S...>, S...>::step_slots;
 };
 
 // Step K of a list.
-template <std::size_t K, typename List>
-auto const& step_at(List const& list) {
-    if constexpr (K == 0)
-        return list.head;
-    else
-        return step_at<K - 1>(list.tail);
+template <std::size_t K, typename S>
+S const& step_at(step_slot<K, S> const& slot) {
+    return slot.step;
 }
 
-inline step_list<> make_step_list() { return {}; }
-template <typename S, typename... R>
-step_list<S, R...> make_step_list(S const& s, R const&... rest) {
-    return {s, make_step_list(rest...)};
+template <typename... S>
+step_list<S...> make_step_list(S const&... s) {
+    return step_list<S...>(std::in_place, s...);
 }
 
 // The kernel of steps [Begin, End): a function of the chain's value and the
@@ -113,10 +124,10 @@ struct chain_segment {
     template <typename X, typename... A>
     SWITCHYARD_HOST_DEVICE X operator()(X x, A... a) const {
         if constexpr (sizeof...(A) == 0) {
-            return steps.template apply<Begin, End, Base, 0>(x, static_cast<X const*>(nullptr));
+            return steps.template apply<Begin, End, Base>(x, static_cast<X const*>(nullptr));
         } else {
             X const values[] = {a...};
-            return steps.template apply<Begin, End, Base, 0>(x, values);
+            return steps.template apply<Begin, End, Base>(x, values);
         }
     }
 };
@@ -138,9 +149,9 @@ public:
     static constexpr std::size_t steps = sizeof...(Steps);
     static constexpr std::size_t array_operands = (std::size_t{Steps::arrays} + ... + 0);
 
-    lazy_chain(strided_ref const& source, std::tuple<Steps...> chain,
+    lazy_chain(strided_ref const& source, detail::step_list<Steps...> const& chain,
                std::array<strided_ref, array_operands> const& arrays)
-        : source_(source), chain_(std::move(chain)), arrays_(arrays) {}
+        : source_(source), chain_(chain), arrays_(arrays) {}
 
     strided_ref const& source() const noexcept { return source_; }
 
@@ -250,9 +261,18 @@ private:
         }
     }
 
+    // The steps so far and `step` after them.
+    template <typename S>
+    detail::step_list<Steps..., S> with_step(S const& step) const {
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return detail::make_step_list(detail::step_at<I>(chain_)..., step);
+        }
+        (std::index_sequence_for<Steps...>{});
+    }
+
     template <typename S>
     lazy_chain<Steps..., S> then(S step) const {
-        return {source_, std::tuple_cat(chain_, std::tuple<S>{step}), arrays_};
+        return {source_, with_step(step), arrays_};
     }
 
     template <lazy_ops::arith A>
@@ -261,7 +281,7 @@ private:
         std::copy(arrays_.begin(), arrays_.end(), arrays.begin());
         arrays[array_operands] = y;
         using step = lazy_ops::with_array<A, array_operands>;
-        return lazy_chain<Steps..., step>(source_, std::tuple_cat(chain_, std::tuple<step>{step{}}), arrays);
+        return lazy_chain<Steps..., step>(source_, with_step(step{}), arrays);
     }
 
     void check_operand(strided_ref const& r) const {
@@ -331,7 +351,10 @@ private:
 
     template <typename Tag>
     auto bound_steps() const {
-        return std::apply([](auto const&... s) { return detail::make_step_list(s.template bind<Tag>()...); }, chain_);
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return detail::make_step_list(detail::step_at<I>(chain_).template bind<Tag>()...);
+        }
+        (std::index_sequence_for<Steps...>{});
     }
 
 public:
@@ -478,12 +501,12 @@ private:
     }
 
     strided_ref source_;
-    std::tuple<Steps...> chain_;
+    detail::step_list<Steps...> chain_;
     std::array<strided_ref, array_operands> arrays_;
 };
 
 // The start of a chain over x.
-inline lazy_chain<> lazy(strided_ref const& x) { return lazy_chain<>(x, std::tuple<>{}, {}); }
+inline lazy_chain<> lazy(strided_ref const& x) { return lazy_chain<>(x, {}, {}); }
 
 // A lazy chain ending in a reduction: chain.sum(), chain.reduce(combine,
 // dims, keepdim), dot(x, y). Nothing runs until compute() or to_host():
