@@ -1,5 +1,5 @@
 // Tests of transform_reduce on the CPU and of reduction_layout: sum, prod,
-// amin, amax and a user's combine against a reference by coordinates, for
+// amin, amax, argmin, argmax and a user's combine against a reference by coordinates, for
 // every float dtype and int32, ranks 0 to 5, reduced dimensions first,
 // middle, last, several and all, keepdim or not, transposed, sliced,
 // reversed and broadcast inputs, a strided output, empty dimensions, NaN and
@@ -264,6 +264,123 @@ TEST_CASE("transform_reduce: amin, amax, prod and a user's combine", "[reduce]")
     check_combine<sy::dtype::i32>(sy::amin, {5, 400}, 0, ints, true);
 }
 
+namespace {
+
+// argmax (or argmin) of x * y + 1 (or x with one input) for every layout of
+// reduce_cases, against a reference that visits each output's values in
+// row-major order, so the k-th visit is index k: the first NaN, else the
+// first largest (smallest) value. value_for repeats values, so ties are many.
+template <sy::dtype D, bool Largest>
+void check_arg() {
+    using S = storage<D>;
+    using C = compute<D>;
+    for (auto const& c : reduce_cases()) {
+        bool const two = !c.y_sizes.empty();
+        reduced_shape const shape(c.x_sizes, c.y_sizes, c.dims, c.keepdim);
+        std::int64_t n_reduced = 1;
+        for (std::size_t d = 0; d < shape.in_sizes.size(); ++d)
+            if (shape.reduced[d]) n_reduced *= shape.in_sizes[d];
+        if (n_reduced == 0) continue;  // refused: the error test covers it
+        INFO(c.what);
+        auto stride_or = [](auto const& sizes, auto const& strides) {
+            return strides.empty() ? row_major(sizes) : strides;
+        };
+        array<S> x(D, c.x_sizes, stride_or(c.x_sizes, c.x_strides), "x");
+        array<S> y(D, two ? c.y_sizes : std::vector<std::int64_t>{},
+                   two ? stride_or(c.y_sizes, c.y_strides) : std::vector<std::int64_t>{}, "y");
+        array<std::int64_t> out(sy::dtype::i64, shape.out_sizes, stride_or(shape.out_sizes, c.out_strides), "out");
+        for (std::size_t i = 0; i < x.buffer.size(); ++i) x.buffer[i] = value_for<D>(static_cast<std::int64_t>(i));
+        for (std::size_t i = 0; i < y.buffer.size(); ++i)
+            y.buffer[i] = value_for<D>(static_cast<std::int64_t>(i * 7 + 3));
+        if constexpr (std::is_floating_point_v<C>)
+            if (x.buffer.size() > 50)
+                x.buffer[x.buffer.size() / 3] = static_cast<S>(std::numeric_limits<C>::quiet_NaN());
+        sy::dims const over = c.dims.empty() ? sy::all_dims : sy::dims(c.dims.data(), c.dims.size());
+        auto const arg = [] {
+            if constexpr (Largest)
+                return sy::argmax;
+            else
+                return sy::argmin;
+        }();
+        auto const f = [](C a, C b) { return static_cast<C>(a * b + C(1)); };
+        if (two)
+            sy::transform_reduce(cpu_tag<D>{}, out.ref, over, arg, f, x.ref, y.ref);
+        else
+            sy::reduce(cpu_tag<D>{}, out.ref, over, arg, x.ref);
+
+        std::int64_t n_out = 1;
+        for (auto s : shape.out_sizes) n_out *= s;
+        std::vector<C> best(static_cast<std::size_t>(n_out));
+        std::vector<std::int64_t> best_index(best.size(), -1), seen(best.size(), 0);
+        for_coords(shape.in_sizes, [&](std::vector<std::int64_t> const& at) {
+            C const v = two ? f(static_cast<C>(x.at(at)), static_cast<C>(y.at(at))) : static_cast<C>(x.at(at));
+            auto const o = static_cast<std::size_t>(flat_of(shape.out_coords(at, c.keepdim), shape.out_sizes));
+            std::int64_t const k = seen[o]++;
+            bool const v_nan = v != v, best_nan = best_index[o] >= 0 && best[o] != best[o];
+            bool const better = Largest ? v > best[o] : v < best[o];
+            if (best_index[o] < 0 || (!best_nan && (v_nan || better))) best[o] = v, best_index[o] = k;
+        });
+        int wrong = 0;
+        for_coords(shape.out_sizes, [&](std::vector<std::int64_t> const& at) {
+            auto const o = static_cast<std::size_t>(flat_of(at, shape.out_sizes));
+            if (out.at(at) != best_index[o]) {
+                if (wrong < 3)
+                    UNSCOPED_INFO("at flat " << o << ": got " << out.at(at) << ", expected " << best_index[o]);
+                ++wrong;
+            }
+        });
+        CHECK(wrong == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("transform_reduce: argmax and argmin give PyTorch's index for every layout", "[reduce]") {
+    SECTION("f32") { check_arg<sy::dtype::f32, true>(), check_arg<sy::dtype::f32, false>(); }
+    SECTION("f64") { check_arg<sy::dtype::f64, true>(), check_arg<sy::dtype::f64, false>(); }
+    SECTION("f16") { check_arg<sy::dtype::f16, true>(), check_arg<sy::dtype::f16, false>(); }
+    SECTION("bf16") { check_arg<sy::dtype::bf16, true>(), check_arg<sy::dtype::bf16, false>(); }
+    SECTION("i32") { check_arg<sy::dtype::i32, true>(), check_arg<sy::dtype::i32, false>(); }
+}
+
+TEST_CASE("transform_reduce: argmax takes the first of equal values and the first NaN", "[reduce]") {
+    constexpr auto f32 = sy::dtype::f32;
+    using tag = cpu_tag<f32>;
+    float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    // Long enough that each row spans several blocks and lanes.
+    std::int64_t const n = 20000;
+    std::vector<float> x(static_cast<std::size_t>(4 * n), -inf);
+    x[static_cast<std::size_t>(0 * n + 9000)] = 2.0f;  // row 0: 2.0 at 9000 and 15000
+    x[static_cast<std::size_t>(0 * n + 15000)] = 2.0f;
+    x[static_cast<std::size_t>(1 * n + 17000)] = nan;  // row 1: NaN after a larger value
+    x[static_cast<std::size_t>(1 * n + 100)] = 5.0f;
+    x[static_cast<std::size_t>(1 * n + 19000)] = nan;
+    x[static_cast<std::size_t>(2 * n + 0)] = -0.0f;  // row 2: -0 and +0 are equal
+    x[static_cast<std::size_t>(2 * n + 1)] = 0.0f;
+    // row 3: all -inf: index 0
+    std::vector<std::int64_t> index(4, -1), low(4, -1);
+    auto const xs = sy::strided_ref::contiguous(x.data(), f32, sy::device_kind::cpu, {4, n}, "x");
+    auto const out = sy::strided_ref::contiguous(index.data(), sy::dtype::i64, sy::device_kind::cpu, {4}, "index");
+    sy::reduce(tag{}, out, sy::dims{1}, sy::argmax, xs);
+    CHECK(index == std::vector<std::int64_t>{9000, 17000, 0, 0});
+    auto const low_out = sy::strided_ref::contiguous(low.data(), sy::dtype::i64, sy::device_kind::cpu, {4}, "index");
+    sy::reduce(tag{}, low_out, sy::dims{1}, sy::argmin, xs);
+    CHECK(low == std::vector<std::int64_t>{0, 17000, 2, 0});  // row 2: the first -inf
+    // Over all dimensions: the flat row-major index.
+    std::int64_t flat = -1;
+    auto const flat_out = sy::strided_ref::contiguous(&flat, sy::dtype::i64, sy::device_kind::cpu, {}, "index");
+    sy::reduce(tag{}, flat_out, sy::all_dims, sy::argmax, xs);
+    CHECK(flat == 1 * n + 17000);
+    // A transposed view: the index counts along the logical dimension.
+    auto const xt = sy::strided_ref::make(x.data(), f32, sy::device_kind::cpu, {n, 4}, {1, n}, "x");
+    std::vector<std::int64_t> columns(4, -1);
+    auto const col_out = sy::strided_ref::contiguous(columns.data(), sy::dtype::i64, sy::device_kind::cpu, {4}, "i");
+    sy::reduce(tag{}, col_out, sy::dims{0}, sy::argmax, xt);
+    CHECK(columns == std::vector<std::int64_t>{9000, 17000, 0, 0});
+    sy::reduce(tag{}, flat_out, sy::all_dims, sy::argmax, xt);
+    CHECK(flat == 17000 * 4 + 1);
+}
+
 TEST_CASE("transform_reduce: sum propagates NaN and inf as PyTorch does", "[reduce]") {
     constexpr auto f32 = sy::dtype::f32;
     float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
@@ -457,6 +574,17 @@ TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[re
     auto const x_cuda = sy::strided_ref::make(xb.data(), f32, sy::device_kind::cuda, {3, 4}, {4, 1}, "x");
     CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::sum, x_cuda); }),
                StartsWith("reduce: input 'x' is on cuda but the tag names device cpu"));
+    std::vector<std::int64_t> ib(3, 0);
+    auto const index3 = sy::strided_ref::contiguous(ib.data(), sy::dtype::i64, sy::device_kind::cpu, {3}, "index");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::argmax, x); }),
+               StartsWith("reduce: output 'out' has dtype f32 but argmax writes indices, which need dtype i64"));
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, index3, sy::dims{1}, sy::argmin, empty); }),
+               Contains("argmin over zero elements (dims [1] of the input shape [3, 0]) has no identity"));
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, index3, sy::dims{0}, sy::argmax, x); }), Contains("gives [4]"));
+    auto const index_cuda = sy::strided_ref::make(ib.data(), sy::dtype::i64, sy::device_kind::cuda, {3}, {1}, "index");
+    CHECK_THAT(msg([&] { sy::reduce(tag{}, index_cuda, sy::dims{1}, sy::argmax, x); }),
+               StartsWith("reduce: output 'index' is on cuda but the tag names device cpu"));
+    for (auto v : ib) CHECK(v == 0);
     // Nothing was written by any refused call.
     for (float v : ob) CHECK(v == 0.0f);
     // An empty sum is the identity, written to every output.

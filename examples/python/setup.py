@@ -16,7 +16,7 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtensio
 
 here = Path(__file__).resolve().parent
 repo = here.parents[1]
-ops = ("softplus", "softplus_backward", "mul_sigmoid", "relu", "op", "functional", "sumsq", "softmax")
+ops = ("softplus", "softplus_backward", "mul_sigmoid", "relu", "op", "functional", "sumsq", "softmax", "argmax")
 # Device-independent registrations, compiled by the C++ compiler either way.
 host_only = [str(repo / "examples" / "torch" / f) for f in ("mutating_ops.cpp", "derivatives.cpp")]
 

@@ -12,6 +12,8 @@
 //                          [] SWITCHYARD_HOST_DEVICE(C a, C b) { return a * b; }, x, y);
 //     // without a map: the largest value per column
 //     sy::reduce(tag, out, sy::dims{0}, sy::amax, x);
+//     // the int64 index of each row's largest value (torch.argmax(x, -1))
+//     sy::reduce(tag, index_out, sy::dims{-1}, sy::argmax, x);
 //
 // Inputs broadcast together by PyTorch's rules; dims (negative counts from
 // the end) name dimensions of that shape, or all_dims every one. out has
@@ -20,9 +22,13 @@
 // operand has the tag's device and dtype; values accumulate in
 // compute_t<Tag> (float for f16 and bf16) and are stored once, rounded.
 //
-// combine is sy::sum, sy::prod, sy::amin, sy::amax or sy::combine(op,
-// identity) (core/combine.h): associative and commutative. An empty
-// reduction gives the identity; amin and amax refuse it.
+// combine is sy::sum, sy::prod, sy::amin, sy::amax, sy::argmin, sy::argmax
+// or sy::combine(op, identity) (core/combine.h): associative and
+// commutative. An empty reduction gives the identity; amin, amax, argmin
+// and argmax refuse it. argmin and argmax write an int64 output (whatever
+// the tag's dtype): the row-major index among the reduced dimensions of the
+// first smallest or largest value (or NaN), as torch.argmin/argmax do for
+// one dimension or all; CPU and CUDA only.
 //
 // Order: the values of a reduction are combined in an order fixed by the
 // shapes and strides alone, pairwise over blocks (docs/reduce.md), so a
@@ -92,8 +98,9 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
     constexpr dtype type = core_dtype_v<detail::tag_dtype<Tag>::value>;
     constexpr device_kind device = tag_device_v<Tag>;
     static_assert(reduction_combine_for<Combine, C>,
-                  "transform_reduce: combine must be sy::sum, sy::prod, sy::amin, sy::amax or sy::combine(op, "
-                  "identity), with op callable on two compute_t<Tag> values");
+                  "transform_reduce: combine must be sy::sum, sy::prod, sy::amin, sy::amax, sy::argmin, sy::argmax "
+                  "or sy::combine(op, identity), with op callable on two compute_t<Tag> values");
+    constexpr bool indexed = is_indexed_combine_v<Combine>;
     static_assert(std::is_invocable_v<F const&, detail::per_input<C, In>...>,
                   "transform_reduce: f must be callable with one compute_t<Tag> value per input");
     static_assert(std::is_convertible_v<std::invoke_result_t<F const&, detail::per_input<C, In>...>, C>,
@@ -101,9 +108,20 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
 
     strided_ref const out_ref = detail::operand_ref(out, "output");
     strided_ref const ins[NIn] = {detail::operand_ref(in, "input")...};
-    detail::check_operand<Tag>(out_ref, out_ref, "output", op);
+    if constexpr (indexed) {
+        // The index output has its own dtype; device checks as for the rest.
+        strided_ref as_tag_dtype = out_ref;
+        as_tag_dtype.type = type;
+        detail::check_operand<Tag>(as_tag_dtype, out_ref, "output", op);
+        if (out_ref.type != dtype::i64)
+            throw std::invalid_argument(std::string(op) + ": output " + detail::ref_label(out_ref.name) +
+                                        " has dtype " + std::string(to_string(out_ref.type)) + " but " + Combine::name +
+                                        " writes indices, which need dtype i64");
+    } else {
+        detail::check_operand<Tag>(out_ref, out_ref, "output", op);
+    }
     for (int k = 0; k < NIn; ++k) detail::check_operand<Tag>(ins[k], out_ref, "input", op);
-    reduction_layout const layout = make_reduction_layout(op, out_ref, ins, NIn, over);
+    reduction_layout const layout = make_reduction_layout(op, out_ref, ins, NIn, over, indexed);
     if constexpr (!Combine::has_identity) {
         if (layout.reduced_numel == 0)
             detail::layout_fail(op, std::string(Combine::name) + " over zero elements (dims " +
@@ -122,6 +140,9 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
                       "transform_reduce: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
     } else if constexpr (device == device_kind::webgpu) {
+        static_assert(!indexed,
+                      "transform_reduce: argmin and argmax write int64 indices, which shader devices (WebGPU, "
+                      "Metal) do not store; they run on the CPU and CUDA");
 #if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
         detail::webgpu_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
 #else

@@ -690,7 +690,8 @@ void test_transform_mapped(char const* label) {
 }
 
 // transform_reduce on CUDA against the same reduction on the CPU (a
-// different order, so within a tolerance; exact for integers and amax), the
+// different order, so within a tolerance; exact for integers, amax, argmin
+// and argmax), the
 // same bits on every call, for an aligned and a misaligned copy of the input
 // (the vector and scalar paths combine in one order) and on another stream;
 // row, column, several-dimension, full, rank-0 and empty reductions.
@@ -783,9 +784,48 @@ void test_reduce(char const* label) {
             dev.copy_to_host(max_got.data(), dout, n_out * sizeof(S));
             max_same = std::memcmp(max_want.data(), max_got.data(), n_out * sizeof(S)) == 0;
         }
-        if (!same_bits || close != n_out || !max_same) {
-            std::printf("transform_reduce %s %s: same bits %d, %d of %lld close to the CPU, amax %d\n", label, c.what,
-                        same_bits, close, static_cast<long long>(n_out), max_same);
+        // argmax and argmin are exact too (the values repeat: ties take the
+        // first index), also with a NaN, through the map and the partials.
+        bool arg_same = true;
+        if (c.sizes.empty() || c.sizes.back() != 0) {
+            if constexpr (!std::is_integral_v<C>) {
+                std::vector<S> with_nan = shifted;
+                with_nan[static_cast<std::size_t>(extent / 2)] = static_cast<S>(std::numeric_limits<C>::quiet_NaN());
+                dev.copy_from_host(dshift, with_nan.data(), extent * sizeof(S));
+            }
+            std::vector<std::int64_t> index_want(n_out), index_got(n_out);
+            void* dindex = dev.alloc(std::max<std::int64_t>(n_out, 1) * sizeof(std::int64_t));
+            auto index_out = [&](void* base, device_kind k) {
+                return sy::strided_ref::make(base, dtype::i64, k, c.out_sizes.data(), out_strides.data(),
+                                             static_cast<std::int64_t>(c.out_sizes.size()), "index");
+            };
+            auto const negate = [] SWITCHYARD_HOST_DEVICE(C v) { return -v; };
+            auto compare = [&](auto const& combine, bool mapped, bool nan) {
+                std::vector<S> host_x = shifted;
+                if (nan) dev.copy_to_host(host_x.data(), dshift, extent * sizeof(S));
+                auto const hin = in(nan ? host_x.data() : hx.data(), nan ? 1 : 0, device_kind::cpu);
+                auto const din = in(nan ? dshift : dx, nan ? 1 : 0, device_kind::cuda);
+                if (mapped) {
+                    sy::transform_reduce(cpu{}, index_out(index_want.data(), device_kind::cpu), over, combine, negate,
+                                         hin);
+                    sy::transform_reduce(gpu{}, index_out(dindex, device_kind::cuda), over, combine, negate, din);
+                } else {
+                    sy::reduce(cpu{}, index_out(index_want.data(), device_kind::cpu), over, combine, hin);
+                    sy::reduce(gpu{}, index_out(dindex, device_kind::cuda), over, combine, din);
+                }
+                dev.copy_to_host(index_got.data(), dindex, n_out * sizeof(std::int64_t));
+                arg_same = arg_same && index_want == index_got;
+            };
+            compare(sy::argmax, false, false);
+            compare(sy::argmin, true, false);
+            compare(sy::argmax, false, !std::is_integral_v<C>);
+            compare(sy::argmin, true, !std::is_integral_v<C>);
+            dev.free(dindex);
+        }
+        if (!same_bits || close != n_out || !max_same || !arg_same) {
+            std::printf(
+                "transform_reduce %s %s: same bits %d, %d of %lld close to the CPU, amax %d, argmin/argmax %d\n", label,
+                c.what, same_bits, close, static_cast<long long>(n_out), max_same, arg_same);
             ++wrong;
         }
         dev.free(dx);

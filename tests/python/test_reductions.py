@@ -171,3 +171,51 @@ def test_softmax_errors_and_shapes():
         ops.softmax_backward(torch.zeros(3, 4), torch.zeros(3, 5))
     with pytest.raises(RuntimeError, match="softmax_backward: argument 'y' has dtype Double but 'grad' has Float"):
         ops.softmax_backward(torch.zeros(3, 4), torch.zeros(3, 4, dtype=torch.float64))
+
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def argmax_cases(dtype, device):
+    """Inputs with many equal values (small integers), so ties are common."""
+    for rank in range(6):
+        for name, x in inputs(rank, dtype):
+            if x.numel() == 0:
+                continue
+            yield f"rank {rank} {name}", (x * 2).round().to(device)
+    rows = torch.randint(-3, 3, (4, 9000)).to(dtype)
+    rows[1, 7000] = float("nan")
+    rows[1, 8000] = float("nan")
+    rows[2, 5] = float("inf")
+    rows[3] = float("-inf")
+    yield "long rows with nan, inf and -inf", rows.to(device)
+    yield "long rows transposed", rows.t().contiguous().t().to(device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_argmax_matches_torch(dtype, device):
+    for name, x in argmax_cases(dtype, device):
+        for dim in [None] + list(range(-x.dim(), x.dim())) + ([0] if x.dim() == 0 else []):
+            for keepdim in (False, True):
+                got = ops.argmax(x, dim, keepdim)
+                want = torch.argmax(x, dim, keepdim)
+                assert got.dtype == torch.int64 and got.device == x.device
+                assert torch.equal(got, want), f"{name}, dim {dim}, keepdim {keepdim}: {got} != {want}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_argmax_errors_opcheck_and_meta(device):
+    with pytest.raises(IndexError, match="argmax: dimension 1 of x has size 0"):
+        ops.argmax(torch.empty(3, 0, device=device), 1)
+    with pytest.raises(IndexError, match="argmax: x has no elements"):
+        ops.argmax(torch.empty(0, device=device))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        ops.argmax(torch.zeros(3, 4, device=device), 2)
+    assert torch.equal(ops.argmax(torch.empty(0, 3, device=device), 1), torch.empty(0, dtype=torch.int64, device=device))
+    assert ops.argmax(torch.empty(4, 5, 6, device="meta"), -2, True).shape == (4, 1, 6)
+    x = torch.randn(6, 7, device=device)
+    torch.library.opcheck(ops.argmax.default, (x, 1, False))
+    torch.library.opcheck(ops.argmax.default, (x.t(), None, True))
+    f = torch.compile(lambda t: ops.argmax(t * 2, -1), fullgraph=True, dynamic=True)
+    assert torch.equal(f(x), torch.argmax(x, -1))

@@ -1,6 +1,7 @@
 // Combines: how a reduction (switchyard/reduce.h) folds values into one.
 //
 //     sy::sum, sy::prod, sy::amin, sy::amax   built in
+//     sy::argmin, sy::argmax                  built in: an int64 index
 //     sy::combine(op, identity)               a user's: op(a, b) -> value
 //
 // A combine is a function of two accumulator values (compute_t<Tag>: float
@@ -16,10 +17,18 @@
 // amin and amax (named as PyTorch's value-only min and max reductions)
 // propagate NaN as PyTorch's do, and have no identity for an empty
 // reduction: reducing zero elements with them is an error.
+//
+// argmin and argmax fold (value, index) pairs (value_index) and store the
+// index of the smallest or largest value as int64: the first one where
+// several are equal, and the first NaN if there is one, as PyTorch's do.
+// Which pair wins depends only on the two pairs, never on the order they
+// meet in, so the result is the same in every order a device chooses.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "switchyard/core/config.h"
 
@@ -118,10 +127,56 @@ struct min_combine {
     }
 };
 
+// The accumulator of argmin and argmax: a value and its index.
+template <typename A>
+struct value_index {
+    A value;
+    std::int64_t index;
+};
+
+namespace detail {
+
+// a or b: the NaN, else the larger (Largest) or smaller value, else the
+// smaller index. A total order on distinct indices, so associative and
+// commutative.
+template <bool Largest, typename A>
+SWITCHYARD_HOST_DEVICE constexpr value_index<A> pick_indexed(value_index<A> a, value_index<A> b) {
+    bool const a_nan = is_nan_value(a.value), b_nan = is_nan_value(b.value);
+    if (a_nan != b_nan) return a_nan ? a : b;
+    if (!a_nan && a.value != b.value) return (Largest ? a.value > b.value : a.value < b.value) ? a : b;
+    return a.index <= b.index ? a : b;
+}
+
+}  // namespace detail
+
+// argmax (Largest) or argmin. Empty reductions are refused, so the
+// identity's index never reaches an output; its value loses to (or ties, and
+// then loses by index to) any value.
+template <bool Largest>
+struct arg_combine {
+    static constexpr char const* name = Largest ? "argmax" : "argmin";
+    static constexpr bool has_identity = false;
+    static constexpr bool indexed = true;
+    template <typename A>
+    SWITCHYARD_HOST_DEVICE constexpr value_index<A> identity() const {
+        A const start = Largest ? max_combine{}.template identity<A>() : min_combine{}.template identity<A>();
+        return {start, std::numeric_limits<std::int64_t>::max()};
+    }
+    template <typename A>
+    SWITCHYARD_HOST_DEVICE constexpr value_index<A> operator()(value_index<A> a, value_index<A> b) const {
+        return detail::pick_indexed<Largest>(a, b);
+    }
+};
+
+using argmax_combine = arg_combine<true>;
+using argmin_combine = arg_combine<false>;
+
 inline constexpr sum_combine sum{};
 inline constexpr prod_combine prod{};
 inline constexpr max_combine amax{};
 inline constexpr min_combine amin{};
+inline constexpr argmax_combine argmax{};
+inline constexpr argmin_combine argmin{};
 
 // A user's combine: op(a, b) on accumulator values, starting from identity.
 template <typename Op, typename V>
@@ -145,11 +200,20 @@ constexpr custom_combine<Op, V> combine(Op const& op, V const& identity) {
     return {op, identity};
 }
 
-// What a reduction accepts as its combine, for accumulator type A.
-template <typename Combine, typename A>
-concept reduction_combine_for = requires(Combine const& c, A a) {
-    {c.template identity<A>()};
-    {c(a, a)};
+// Whether a combine folds (value, index) pairs and stores the index.
+template <typename Combine>
+inline constexpr bool is_indexed_combine_v = requires {
+    requires Combine::indexed;
+};
+
+// What a combine folds for values of type C: C, or value_index<C>.
+template <typename Combine, typename C>
+using accumulator_t = decltype(std::declval<Combine const&>().template identity<C>());
+
+// What a reduction accepts as its combine, for values of type C.
+template <typename Combine, typename C>
+concept reduction_combine_for = requires(Combine const& c) {
+    {c(c.template identity<C>(), c.template identity<C>())};
     {Combine::has_identity};
     {Combine::name};
 };

@@ -196,16 +196,17 @@ inline strided_ref reduced_shape(char const* op, strided_ref const& shape, dims 
 }  // namespace detail
 
 // The layout of reducing inputs `ins[0..n_in)` over `over` into `out`; `op`
-// names the operation in errors.
+// names the operation in errors. `indexed` adds the index operand.
 inline reduction_layout make_reduction_layout(char const* op, strided_ref const& out, strided_ref const* ins, int n_in,
-                                              dims const& over) {
+                                              dims const& over, bool indexed = false) {
     using detail::layout_fail;
     using detail::ref_label;
     using detail::shape_string;
     if (n_in < 1) layout_fail(op, "a reduction needs at least one input");
-    if (1 + n_in > max_operands)
-        layout_fail(op, "1 output and " + std::to_string(n_in) + " inputs exceed the " + std::to_string(max_operands) +
-                            " operands one reduction takes");
+    if (1 + n_in + (indexed ? 1 : 0) > max_operands)
+        layout_fail(op, "1 output and " + std::to_string(n_in) + " inputs exceed the " +
+                            std::to_string(max_operands - (indexed ? 1 : 0)) + " operands one " +
+                            (indexed ? "indexed " : "") + "reduction takes");
     strided_ref const shape = detail::broadcast_inputs_shape(op, ins, n_in);
     std::int32_t const rank = shape.rank;
 
@@ -256,10 +257,20 @@ inline reduction_layout make_reduction_layout(char const* op, strided_ref const&
             layout_fail(op, "output " + ref_label(out.name) + " shares memory with input " + ref_label(ins[k].name) +
                                 "; a reduction reads its inputs while it writes, so pass separate memory");
 
-    int const n = 1 + n_in;
+    int const n = 1 + n_in + (indexed ? 1 : 0);
     strided_ref refs[max_operands];
     refs[0] = full_out;
     for (int k = 0; k < n_in; ++k) refs[1 + k] = detail::broadcast_to(op, ins[k], shape);
+    if (indexed) {
+        strided_ref& index = refs[1 + n_in];
+        index = shape;
+        index.data = nullptr;
+        std::int64_t step = 1;
+        for (std::int32_t d = rank; d-- > 0;) {
+            index.strides[d] = reduced[d] ? step : 0;
+            if (reduced[d]) step *= shape.sizes[d];
+        }
+    }
 
     reduction_layout layout;
     layout.operands = n;
@@ -273,7 +284,7 @@ inline reduction_layout make_reduction_layout(char const* op, strided_ref const&
     strided_ref const* ordered[max_operands];
     for (int k = 0; k < n_in; ++k) ordered[k] = &refs[1 + k];
     ordered[n_in] = &refs[0];
-    iteration_order const order = joint_iteration_order(ordered, n);
+    iteration_order const order = joint_iteration_order(ordered, 1 + n_in);
     for (std::int32_t p = 0; p < order.rank; ++p) {
         std::int32_t const d = order.dims[p];
         std::int64_t const size = shape.sizes[d];

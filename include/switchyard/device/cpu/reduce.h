@@ -14,7 +14,8 @@
 //     reduced indices are folded into a row of accumulators each, and the
 //     runs' rows are folded pairwise (a cascade).
 //   - An output's block partials are folded pairwise, in block order.
-// f16 and bf16 accumulate in float (compute_t). The task functions are built
+// f16 and bf16 accumulate in float (compute_t). argmin and argmax fold
+// (value, index) pairs, the index read from the layout's index operand. The task functions are built
 // once per CPU level (device/cpu/isa.h), as transform's rows are.
 #pragma once
 
@@ -23,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/core/combine.h"
 #include "switchyard/core/dtype.h"
 #include "switchyard/device/cpu/convert.h"
 #include "switchyard/device/cpu/for_each.h"
@@ -125,24 +127,35 @@ struct reduced_walk {
     }
 };
 
+// The indices of n elements from `first`, `step` apart (an indexed
+// reduction's index operand along a row segment).
+SWITCHYARD_INLINE void fill_indices(std::int64_t* index, std::int64_t first, std::int64_t step, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) index[j] = first + j * step;
+}
+
 // f over the block [r0, r1) of one output's reduced range, folded. `base`
 // points at each input's element for this output.
-template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F>
-SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, reduction_layout const& layout,
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F,
+          typename A = accumulator_t<Combine, C>>
+SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, reduction_layout const& layout,
                                            S const* const* base, std::int64_t r0, std::int64_t r1) {
+    constexpr bool indexed = is_indexed_combine_v<Combine>;
     constexpr int W = transform_lanes<C>;
     constexpr std::int64_t B = cpu_transform_block;
     static_assert(B % W == 0, "a run holds whole lane groups, so lanes are fixed by the position in the block");
-    C lanes[W];
+    A lanes[W];
     for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
     C buffer[NIn][B];
+    std::int64_t index[indexed ? B : 1];
     reduced_walk<NIn> walk(layout, r0);
     std::int64_t inner[NIn];
     for (int k = 0; k < NIn; ++k) inner[k] = layout.reduced_inner_stride(1 + k);
+    std::int64_t const index_step = indexed ? layout.reduced_inner_stride(1 + NIn) : 0;
     // Inputs read in place need no buffer, so their runs may be longer: to
     // the row's or the block's end, if that keeps the next run's start a
     // whole number of lane groups into the block (so lanes stay fixed).
-    bool in_place = std::is_same_v<S, C>;
+    // Indices are always buffered, so indexed runs are not.
+    bool in_place = std::is_same_v<S, C> && !indexed;
     for (int k = 0; k < NIn; ++k) in_place = in_place && inner[k] == 1;
     for (std::int64_t r = r0; r < r1;) {
         std::int64_t want = r1 - r < B ? r1 - r : B;
@@ -155,6 +168,7 @@ SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, r
         if (walk.row_left() >= want) {
             // One row segment.
             for (int k = 0; k < NIn; ++k) run[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], want);
+            if constexpr (indexed) fill_indices(index, walk.offset(NIn), index_step, want);
             filled = want;
             r += want;
             walk.advance(want);
@@ -164,6 +178,7 @@ SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, r
                 std::int64_t n = walk.row_left();
                 if (n > want - filled) n = want - filled;
                 for (int k = 0; k < NIn; ++k) load_block<D>(base[k] + walk.offset(k), inner[k], buffer[k] + filled, n);
+                if constexpr (indexed) fill_indices(index + filled, walk.offset(NIn), index_step, n);
                 filled += n;
                 r += n;
                 walk.advance(n);
@@ -172,9 +187,15 @@ SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, r
         }
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             std::int64_t j0 = 0;
-            for (; j0 + W <= filled; j0 += W)
-                for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
-            for (int l = 0; j0 + l < filled; ++l) lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
+            if constexpr (indexed) {
+                for (; j0 < filled; ++j0)
+                    lanes[j0 % W] = combine(lanes[j0 % W], A{static_cast<C>(f(run[K][j0]...)), index[j0]});
+            } else {
+                for (; j0 + W <= filled; j0 += W)
+                    for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
+                for (int l = 0; j0 + l < filled; ++l)
+                    lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
+            }
         }
         (std::make_index_sequence<NIn>{});
     }
@@ -186,14 +207,14 @@ SWITCHYARD_INLINE C reduce_row_block_value(Combine const& combine, F const& f, r
 
 // f over the block [r0, r1) for `tile` neighbouring outputs, folded into
 // result[0..tile). `base` points at each input's element for the first one.
-template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F, typename A>
 SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, reduction_layout const& layout,
                                            S const* const* base, std::int64_t tile, std::int64_t r0, std::int64_t r1,
-                                           C* result) {
+                                           A* result) {
     constexpr std::int64_t B = cpu_transform_block;
     // A cascade of accumulator rows: level j holds the fold of 2^j runs.
     constexpr int levels = 16;  // block_size / reduce_column_run <= 2^15 runs
-    C stack[levels][B];
+    A stack[levels][B];
     int depth_of[levels];
     int depth = 0;
     C buffer[NIn][B];
@@ -202,23 +223,29 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
     reduced_walk<NIn> walk(layout, r0);
     for (std::int64_t run0 = r0; run0 < r1; run0 += reduce_column_run) {
         std::int64_t const run1 = run0 + reduce_column_run < r1 ? run0 + reduce_column_run : r1;
-        C* acc = stack[depth];
+        A* acc = stack[depth];
         for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine.template identity<C>();
         for (std::int64_t r = run0; r < run1; ++r) {
             C const* row[NIn];
             for (int k = 0; k < NIn; ++k) row[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], tile);
-            walk.advance(1);
             [&]<std::size_t... K>(std::index_sequence<K...>) {
-                for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine(acc[t], static_cast<C>(f(row[K][t]...)));
+                if constexpr (is_indexed_combine_v<Combine>) {
+                    std::int64_t const index = walk.offset(NIn);  // the same for every output of the tile
+                    for (std::int64_t t = 0; t < tile; ++t)
+                        acc[t] = combine(acc[t], A{static_cast<C>(f(row[K][t]...)), index});
+                } else {
+                    for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine(acc[t], static_cast<C>(f(row[K][t]...)));
+                }
             }
             (std::make_index_sequence<NIn>{});
+            walk.advance(1);
         }
         depth_of[depth] = 0;
         ++depth;
         // Fold equal levels: after 2^j runs, one row at level j.
         while (depth >= 2 && depth_of[depth - 1] == depth_of[depth - 2]) {
-            C* a = stack[depth - 2];
-            C const* b = stack[depth - 1];
+            A* a = stack[depth - 2];
+            A const* b = stack[depth - 1];
             for (std::int64_t t = 0; t < tile; ++t) a[t] = combine(a[t], b[t]);
             ++depth_of[depth - 2];
             --depth;
@@ -230,21 +257,31 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
     for (std::int64_t t = 0; t < tile; ++t) result[t] = stack[0][t];
 }
 
+// Output m's result: the value, or an indexed reduction's int64 index.
+template <dtype D, typename S, typename A>
+SWITCHYARD_INLINE void reduce_store(reduction_layout const& layout, std::int64_t m, A const& value) {
+    if constexpr (requires { value.index; })
+        static_cast<std::int64_t*>(layout.data[0])[layout.kept_offset(0, m)] = value.index;
+    else
+        static_cast<S*>(layout.data[0])[layout.kept_offset(0, m)] = store_value<D, S>(value);
+}
+
 // Output m's value: stored, or kept as a block partial when its range has
 // several blocks.
-template <dtype D, typename S, typename C>
-SWITCHYARD_INLINE void reduce_emit(reduction_layout const& layout, reduce_plan const& plan, C* partials, std::int64_t m,
-                                   std::int64_t block, C value) {
+template <dtype D, typename S, typename A>
+SWITCHYARD_INLINE void reduce_emit(reduction_layout const& layout, reduce_plan const& plan, A* partials, std::int64_t m,
+                                   std::int64_t block, A const& value) {
     if (plan.blocks == 1)
-        static_cast<S*>(layout.data[0])[layout.kept_offset(0, m)] = store_value<D, S>(value);
+        reduce_store<D, S>(layout, m, value);
     else
         partials[m * plan.blocks + block] = value;
 }
 
 // Tasks [t0, t1) of the plan. I is the level the caller is built for.
-template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F,
+          typename A = accumulator_t<Combine, C>>
 SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reduction_layout const& layout,
-                                    reduce_plan const& plan, C* partials, std::int64_t t0, std::int64_t t1) {
+                                    reduce_plan const& plan, A* partials, std::int64_t t0, std::int64_t t1) {
     // Local copies: the compiler then sees that they do not alias the output.
     Combine const c = combine;
     F const kernel = f;
@@ -258,43 +295,45 @@ SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reductio
         if (layout.reduced_inner) {
             for (int k = 0; k < NIn; ++k)
                 base[k] = static_cast<S const*>(layout.data[1 + k]) + layout.kept_offset(1 + k, unit);
-            C const v = reduce_row_block_value<I, D, S, C, NIn>(c, kernel, layout, base, r0, r1);
-            reduce_emit<D, S, C>(layout, plan, partials, unit, block, v);
+            A const v = reduce_row_block_value<I, D, S, C, NIn>(c, kernel, layout, base, r0, r1);
+            reduce_emit<D, S>(layout, plan, partials, unit, block, v);
         } else {
             std::int64_t const row = layout.kept_row();
             std::int64_t const m0 = unit / plan.tiles_per_row * row + unit % plan.tiles_per_row * plan.tile;
             std::int64_t const tile = row - m0 % row < plan.tile ? row - m0 % row : plan.tile;
             for (int k = 0; k < NIn; ++k)
                 base[k] = static_cast<S const*>(layout.data[1 + k]) + layout.kept_offset(1 + k, m0);
-            C result[cpu_transform_block];
+            A result[cpu_transform_block];
             reduce_column_block<I, D, S, C, NIn>(c, kernel, layout, base, tile, r0, r1, result);
-            for (std::int64_t j = 0; j < tile; ++j)
-                reduce_emit<D, S, C>(layout, plan, partials, m0 + j, block, result[j]);
+            for (std::int64_t j = 0; j < tile; ++j) reduce_emit<D, S>(layout, plan, partials, m0 + j, block, result[j]);
         }
     }
 }
 
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
-using reduce_tasks_fn = void (*)(Combine const&, F const&, reduction_layout const&, reduce_plan const&, C*,
-                                 std::int64_t, std::int64_t);
+using reduce_tasks_fn = void (*)(Combine const&, F const&, reduction_layout const&, reduce_plan const&,
+                                 accumulator_t<Combine, C>*, std::int64_t, std::int64_t);
 
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
 [[gnu::flatten]] void reduce_tasks_baseline(Combine const& c, F const& f, reduction_layout const& layout,
-                                            reduce_plan const& plan, C* partials, std::int64_t t0, std::int64_t t1) {
+                                            reduce_plan const& plan, accumulator_t<Combine, C>* partials,
+                                            std::int64_t t0, std::int64_t t1) {
     reduce_tasks<cpu_isa::baseline, D, S, C, NIn>(c, f, layout, plan, partials, t0, t1);
 }
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS)
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v3")]] void reduce_tasks_v3(Combine const& c, F const& f,
                                                                      reduction_layout const& layout,
-                                                                     reduce_plan const& plan, C* partials,
+                                                                     reduce_plan const& plan,
+                                                                     accumulator_t<Combine, C>* partials,
                                                                      std::int64_t t0, std::int64_t t1) {
     reduce_tasks<cpu_isa::x86_64_v3, D, S, C, NIn>(c, f, layout, plan, partials, t0, t1);
 }
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v4")]] void reduce_tasks_v4(Combine const& c, F const& f,
                                                                      reduction_layout const& layout,
-                                                                     reduce_plan const& plan, C* partials,
+                                                                     reduce_plan const& plan,
+                                                                     accumulator_t<Combine, C>* partials,
                                                                      std::int64_t t0, std::int64_t t1) {
     reduce_tasks<cpu_isa::x86_64_v4, D, S, C, NIn>(c, f, layout, plan, partials, t0, t1);
 }
@@ -316,15 +355,18 @@ inline constexpr double reduce_ns_per_value = 0.5;
 // The reduction on `pool`; the result does not depend on the pool's size.
 template <dtype D, typename S, typename C, int NIn, typename Pool, typename Combine, typename F>
 void cpu_transform_reduce_on(Pool& pool, Combine const& combine, F const& f, reduction_layout const& layout) {
+    using A = accumulator_t<Combine, C>;
     if (layout.kept_numel == 0) return;
-    S* const out = static_cast<S*>(layout.data[0]);
-    if (layout.reduced_numel == 0) {
-        S const identity = store_value<D, S>(combine.template identity<C>());
-        for (std::int64_t m = 0; m < layout.kept_numel; ++m) out[layout.kept_offset(0, m)] = identity;
-        return;
+    if constexpr (Combine::has_identity) {
+        if (layout.reduced_numel == 0) {
+            S* const out = static_cast<S*>(layout.data[0]);
+            S const identity = store_value<D, S>(combine.template identity<C>());
+            for (std::int64_t m = 0; m < layout.kept_numel; ++m) out[layout.kept_offset(0, m)] = identity;
+            return;
+        }
     }
     reduce_plan const plan = make_reduce_plan(layout);
-    std::vector<C> partials(plan.blocks > 1 ? static_cast<std::size_t>(layout.kept_numel * plan.blocks) : 0);
+    std::vector<A> partials(plan.blocks > 1 ? static_cast<std::size_t>(layout.kept_numel * plan.blocks) : 0);
     auto const tasks_fn = reduce_tasks_for<D, S, C, NIn, Combine, F>(host_cpu_isa());
     double const values_per_task =
         static_cast<double>(plan.block_size) * static_cast<double>(layout.reduced_inner ? 1 : plan.tile);
@@ -336,8 +378,8 @@ void cpu_transform_reduce_on(Pool& pool, Combine const& combine, F const& f, red
                       parallel_hint{0, static_cast<double>(plan.blocks) * reduce_ns_per_value},
                       [&](std::int64_t m0, std::int64_t m1) {
                           for (std::int64_t m = m0; m < m1; ++m) {
-                              C const v = fold_pairwise(combine, partials.data() + m * plan.blocks, plan.blocks);
-                              out[layout.kept_offset(0, m)] = store_value<D, S>(v);
+                              A const v = fold_pairwise(combine, partials.data() + m * plan.blocks, plan.blocks);
+                              reduce_store<D, S>(layout, m, v);
                           }
                       });
 }

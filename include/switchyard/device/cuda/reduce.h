@@ -18,7 +18,8 @@
 //  - Where an output has several tasks, their partials (scratch memory from
 //    switchyard's stream-ordered pool) are folded by one block per output:
 //    thread t takes partials t, t + 256, ... in order, then the same tree.
-// f16 and bf16 accumulate in float (compute_t).
+// f16 and bf16 accumulate in float (compute_t). argmin and argmax fold
+// (value, index) pairs, the index read from the layout's index operand.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,6 +31,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "switchyard/core/combine.h"
 #include "switchyard/core/dtype.h"
 #include "switchyard/device/cuda/current_stream.h"
 #include "switchyard/device/cuda/error.h"
@@ -45,10 +47,11 @@ inline constexpr int reduce_block_cuda = 256;
 inline constexpr int reduce_chunks_cuda = 8;  // 16-byte chunks per thread and task
 inline constexpr std::int64_t reduce_column_run_cuda = 64;
 
-// The layout as a kernel parameter: the output, then NIn inputs.
-template <int NIn>
+// The layout as a kernel parameter: the output, then NIn inputs, then for
+// an indexed reduction the index operand.
+template <int NIn, bool Indexed = false>
 struct cuda_reduction {
-    static constexpr int N = NIn + 1;
+    static constexpr int N = NIn + 1 + (Indexed ? 1 : 0);
     void* data[N];
     std::int64_t kept_strides[N][max_rank];
     std::int64_t reduced_strides[N][max_rank];
@@ -84,10 +87,10 @@ struct cuda_reduction {
     }
 };
 
-template <int NIn>
-cuda_reduction<NIn> to_cuda_reduction(reduction_layout const& l, std::int64_t task_size) {
-    cuda_reduction<NIn> c{};
-    for (int k = 0; k < NIn + 1; ++k) {
+template <int NIn, bool Indexed>
+cuda_reduction<NIn, Indexed> to_cuda_reduction(reduction_layout const& l, std::int64_t task_size) {
+    cuda_reduction<NIn, Indexed> c{};
+    for (int k = 0; k < c.N; ++k) {
         c.data[k] = l.data[k];
         for (int d = 0; d < max_rank; ++d) {
             c.kept_strides[k][d] = l.kept_strides[k][d];
@@ -107,35 +110,67 @@ cuda_reduction<NIn> to_cuda_reduction(reduction_layout const& l, std::int64_t ta
     return c;
 }
 
+// Lane o lanes down's accumulator, within the warp.
+template <typename A>
+__device__ __forceinline__ A cuda_shuffle_down(A v, int o) {
+    if constexpr (requires { v.index; })
+        return {static_cast<decltype(v.value)>(__shfl_down_sync(0xffffffffu, v.value, o)),
+                __shfl_down_sync(0xffffffffu, v.index, o)};
+    else
+        return static_cast<A>(__shfl_down_sync(0xffffffffu, v, o));
+}
+
 // v combined across the block in a fixed tree; the result is thread 0's.
-template <typename C, typename Combine>
-__device__ __forceinline__ C cuda_block_fold(Combine const& combine, C v) {
+// `identity` is combine's identity for the accumulator's value type.
+template <typename A, typename Combine>
+__device__ __forceinline__ A cuda_block_fold(Combine const& combine, A v, A identity) {
     static_assert(reduce_block_cuda == 256, "the tree below folds 8 warps");
-    __shared__ C warp_values[reduce_block_cuda / 32];
-    for (int o = 16; o > 0; o /= 2) v = combine(v, static_cast<C>(__shfl_down_sync(0xffffffffu, v, o)));
+    __shared__ A warp_values[reduce_block_cuda / 32];
+    for (int o = 16; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
     int const warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
     if (lane == 0) warp_values[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < reduce_block_cuda / 32 ? warp_values[lane] : combine.template identity<C>();
-        for (int o = 4; o > 0; o /= 2) v = combine(v, static_cast<C>(__shfl_down_sync(0xffffffffu, v, o)));
+        v = lane < reduce_block_cuda / 32 ? warp_values[lane] : identity;
+        for (int o = 4; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
     }
     return v;
 }
 
-template <dtype D, typename S, typename C, int NIn>
-__device__ __forceinline__ void cuda_store_reduced(cuda_reduction<NIn> const& p, C* partials, std::int64_t m,
-                                                   std::int64_t task, C v) {
-    if (p.tasks == 1)
+// Output m's result: the value, or an indexed reduction's int64 index.
+template <typename S, typename A, typename P>
+__device__ __forceinline__ void cuda_store_result(P const& p, std::int64_t m, A const& v) {
+    if constexpr (requires { v.index; })
+        static_cast<std::int64_t*>(p.data[0])[p.kept_offset(0, m)] = v.index;
+    else
         static_cast<S*>(p.data[0])[p.kept_offset(0, m)] = static_cast<S>(v);
+}
+
+template <typename S, typename A, typename P>
+__device__ __forceinline__ void cuda_store_reduced(P const& p, A* partials, std::int64_t m, std::int64_t task, A v) {
+    if (p.tasks == 1)
+        cuda_store_result<S>(p, m, v);
     else
         partials[m * p.tasks + task] = v;
 }
 
+// One value of f for combine: the value, or (value, its index r) for an
+// indexed reduction.
+template <typename C, typename Combine, int NIn, bool Indexed>
+__device__ __forceinline__ accumulator_t<Combine, C> cuda_element(cuda_reduction<NIn, Indexed> const& p, C value,
+                                                                  std::int64_t r) {
+    if constexpr (Indexed)
+        return {value, p.reduced_offset(NIn + 1, r)};
+    else
+        return value;
+}
+
 // One block per (output, task) of a row reduction.
-template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
+          typename A = accumulator_t<Combine, C>>
 __global__ void __launch_bounds__(reduce_block_cuda)
-    cuda_reduce_rows_kernel(Combine const combine, F const f, cuda_reduction<NIn> const p, C* partials) {
+    cuda_reduce_rows_kernel(Combine const combine, F const f,
+                            cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, A* partials) {
     constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
     for (std::int64_t b = blockIdx.x; b < p.kept_numel * p.tasks; b += gridDim.x) {
         std::int64_t const m = b / p.tasks, task = b % p.tasks;
@@ -149,7 +184,7 @@ __global__ void __launch_bounds__(reduce_block_cuda)
             vector =
                 vector && (stride == 0 || (stride == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0));
         }
-        C acc = combine.template identity<C>();
+        A acc = combine.template identity<C>();
 #pragma unroll
         for (int it = 0; it < reduce_chunks_cuda; ++it) {
             std::int64_t const first = r0 + (std::int64_t{it} * reduce_block_cuda + threadIdx.x) * L;
@@ -166,28 +201,35 @@ __global__ void __launch_bounds__(reduce_block_cuda)
                 }
                 [&]<std::size_t... K>(std::index_sequence<K...>) {
 #pragma unroll
-                    for (int v = 0; v < L; ++v) acc = combine(acc, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)));
+                    for (int v = 0; v < L; ++v)
+                        acc = combine(acc, cuda_element<C, Combine>(
+                                               p, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)), first + v));
                 }
                 (std::make_index_sequence<NIn>{});
             } else {
                 for (int v = 0; v < L && first + v < r1; ++v) [&]<std::size_t... K>(std::index_sequence<K...>) {
-                        acc = combine(acc, static_cast<C>(f(static_cast<C>(
-                                               load_input(base[K] + p.reduced_offset(1 + K, first + v)))...)));
+                        acc = combine(acc,
+                                      cuda_element<C, Combine>(p,
+                                                               static_cast<C>(f(static_cast<C>(load_input(
+                                                                   base[K] + p.reduced_offset(1 + K, first + v)))...)),
+                                                               first + v));
                     }
                 (std::make_index_sequence<NIn>{});
             }
         }
-        acc = cuda_block_fold(combine, acc);
-        if (threadIdx.x == 0) cuda_store_reduced<D, S, C, NIn>(p, partials, m, task, acc);
+        acc = cuda_block_fold(combine, acc, A(combine.template identity<C>()));
+        if (threadIdx.x == 0) cuda_store_reduced<S>(p, partials, m, task, acc);
         __syncthreads();  // the next b reuses the tree's shared memory
     }
 }
 
 // A thread per output of a column reduction, a task per block of threads
 // and run of reduced indices.
-template <dtype D, typename S, typename C, int NIn, typename Combine, typename F>
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
+          typename A = accumulator_t<Combine, C>>
 __global__ void __launch_bounds__(reduce_block_cuda)
-    cuda_reduce_columns_kernel(Combine const combine, F const f, cuda_reduction<NIn> const p, C* partials) {
+    cuda_reduce_columns_kernel(Combine const combine, F const f,
+                               cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, A* partials) {
     std::int64_t const groups = (p.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda;
     for (std::int64_t b = blockIdx.x; b < groups * p.tasks; b += gridDim.x) {
         std::int64_t const m = b / p.tasks * reduce_block_cuda + threadIdx.x, task = b % p.tasks;
@@ -196,26 +238,29 @@ __global__ void __launch_bounds__(reduce_block_cuda)
         std::int64_t const r1 = r0 + p.task_size < p.reduced_numel ? r0 + p.task_size : p.reduced_numel;
         S const* base[NIn];
         for (int k = 0; k < NIn; ++k) base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
-        C acc = combine.template identity<C>();
+        A acc = combine.template identity<C>();
         for (std::int64_t r = r0; r < r1; ++r) [&]<std::size_t... K>(std::index_sequence<K...>) {
-                acc = combine(acc,
-                              static_cast<C>(f(static_cast<C>(load_input(base[K] + p.reduced_offset(1 + K, r)))...)));
+                acc = combine(
+                    acc,
+                    cuda_element<C, Combine>(
+                        p, static_cast<C>(f(static_cast<C>(load_input(base[K] + p.reduced_offset(1 + K, r)))...)), r));
             }
         (std::make_index_sequence<NIn>{});
-        cuda_store_reduced<D, S, C, NIn>(p, partials, m, task, acc);
+        cuda_store_reduced<S>(p, partials, m, task, acc);
     }
 }
 
 // One block per output: its tasks' partials folded in a fixed order.
-template <dtype D, typename S, typename C, int NIn, typename Combine>
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename A = accumulator_t<Combine, C>>
 __global__ void __launch_bounds__(reduce_block_cuda)
-    cuda_reduce_partials_kernel(Combine const combine, cuda_reduction<NIn> const p, C const* partials) {
+    cuda_reduce_partials_kernel(Combine const combine, cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p,
+                                A const* partials) {
     for (std::int64_t m = blockIdx.x; m < p.kept_numel; m += gridDim.x) {
-        C acc = combine.template identity<C>();
+        A acc = combine.template identity<C>();
         for (std::int64_t t = threadIdx.x; t < p.tasks; t += reduce_block_cuda)
             acc = combine(acc, partials[m * p.tasks + t]);
-        acc = cuda_block_fold(combine, acc);
-        if (threadIdx.x == 0) static_cast<S*>(p.data[0])[p.kept_offset(0, m)] = static_cast<S>(acc);
+        acc = cuda_block_fold(combine, acc, A(combine.template identity<C>()));
+        if (threadIdx.x == 0) cuda_store_result<S>(p, m, acc);
         __syncthreads();
     }
 }
@@ -244,24 +289,29 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
     auto const grid_for = [](std::int64_t blocks) {
         return static_cast<unsigned>(blocks < cuda_max_grid ? (blocks > 0 ? blocks : 1) : cuda_max_grid);
     };
-    if (layout.reduced_numel == 0) {
-        auto const p = to_cuda_reduction<NIn>(layout, 1);
-        cuda_reduce_fill_kernel<S, C, NIn><<<grid_for((layout.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda),
-                                             reduce_block_cuda, 0, stream>>>(combine, p);
-        cuda_check(cudaGetLastError(), launch.c_str(), where);
-        return;
+    using A = accumulator_t<Combine, C>;
+    constexpr bool indexed = is_indexed_combine_v<Combine>;
+    if constexpr (Combine::has_identity) {
+        if (layout.reduced_numel == 0) {
+            auto const p = to_cuda_reduction<NIn, false>(layout, 1);
+            cuda_reduce_fill_kernel<S, C, NIn>
+                <<<grid_for((layout.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda), reduce_block_cuda, 0,
+                   stream>>>(combine, p);
+            cuda_check(cudaGetLastError(), launch.c_str(), where);
+            return;
+        }
     }
     constexpr std::int64_t lanes = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
     std::int64_t const task_size =
         layout.reduced_inner ? std::int64_t{reduce_block_cuda} * reduce_chunks_cuda * lanes : reduce_column_run_cuda;
-    auto const p = to_cuda_reduction<NIn>(layout, task_size);
-    C* partials = nullptr;
+    auto const p = to_cuda_reduction<NIn, indexed>(layout, task_size);
+    A* partials = nullptr;
     if (p.tasks > 1) {
         void* memory = nullptr;
-        cuda_check(cudaMallocFromPoolAsync(&memory, static_cast<std::size_t>(p.kept_numel * p.tasks) * sizeof(C),
+        cuda_check(cudaMallocFromPoolAsync(&memory, static_cast<std::size_t>(p.kept_numel * p.tasks) * sizeof(A),
                                            cuda_scratch_pool(device), stream),
                    "cudaMallocFromPoolAsync", where);
-        partials = static_cast<C*>(memory);
+        partials = static_cast<A*>(memory);
     }
     if (layout.reduced_inner) {
         cuda_reduce_rows_kernel<D, S, C, NIn>
