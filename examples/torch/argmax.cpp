@@ -1,6 +1,7 @@
 // argmax(x, dim=None, keepdim=False): the int64 index of the largest value,
 // along one dimension or over all of them (the row-major index), as
-// torch.argmax: the first of equal values, the first NaN if there is one.
+// torch.argmax: the first of equal values, the first NaN if there is one
+// (for the float dtypes, which are the ones it registers).
 // sy::argmax folds (value, index) pairs into an int64 output whatever x's
 // dtype; the order of the fold never changes which index wins. Compiled by
 // nvcc (cuda/argmax.cu) it runs on CUDA as well.
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace switchyard_examples {
@@ -31,7 +33,7 @@ at::Tensor argmax(at::Tensor const& x, std::optional<std::int64_t> dim, bool kee
     std::vector<c10::SymInt> shape = x.sym_sizes().vec();
     if (dim) {
         std::int64_t const d = c10::maybe_wrap_dim(*dim, x.dim());
-        TORCH_CHECK_INDEX(x.dim() == 0 || shape[d] != 0, "argmax: dimension ", d, " of x has size 0");
+        TORCH_CHECK_INDEX(x.dim() == 0 || shape[d] != 0, "argmax: dimension " + std::to_string(d) + " of x has size 0");
         if (x.dim() > 0 && keepdim) shape[d] = 1;
         if (x.dim() > 0 && !keepdim) shape.erase(shape.begin() + d);
     } else {

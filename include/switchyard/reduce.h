@@ -46,10 +46,11 @@
 //
 // Errors (std::invalid_argument, naming the call, transform_reduce or reduce,
 // and the operand or the dimension): an
-// operand on another device or of another dtype than the tag's, inputs that
+// operand on another device or of another dtype than the tag's (an argmin
+// or argmax output that is not i64), inputs that
 // do not broadcast, a dimension out of range or repeated, an output of
 // another shape than the reduced one or sharing memory with an input, amin
-// or amax over zero elements; on WebGPU also those device/webgpu/reduce.h
+// amax, argmin or argmax over zero elements; on WebGPU also those device/webgpu/reduce.h
 // lists (dtype, buffer, 32-bit limits).
 #pragma once
 
@@ -89,8 +90,11 @@ template <any_tag Tag, typename Out, typename Combine, typename F, typename... I
 void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Combine const& combine, F const& f,
                    In const&... in) {
     constexpr int NIn = static_cast<int>(sizeof...(In));
+    constexpr bool indexed = is_indexed_combine_v<Combine>;
     static_assert(NIn >= 1, "transform_reduce: pass at least one input");
     static_assert(1 + NIn <= max_operands, "transform_reduce: at most 16 operands (the output and inputs together)");
+    static_assert(!indexed || 2 + NIn <= max_operands,
+                  "transform_reduce: argmin and argmax take at most 14 inputs (their index is one more operand)");
     static_assert((!detail::is_mapped_v<In> && ...),
                   "transform_reduce: inputs are read as they are; compute a mapped input's values inside f");
     using C = compute_t<Tag>;
@@ -100,7 +104,6 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
     static_assert(reduction_combine_for<Combine, C>,
                   "transform_reduce: combine must be sy::sum, sy::prod, sy::amin, sy::amax, sy::argmin, sy::argmax "
                   "or sy::combine(op, identity), with op callable on two compute_t<Tag> values");
-    constexpr bool indexed = is_indexed_combine_v<Combine>;
     static_assert(std::is_invocable_v<F const&, detail::per_input<C, In>...>,
                   "transform_reduce: f must be callable with one compute_t<Tag> value per input");
     static_assert(std::is_convertible_v<std::invoke_result_t<F const&, detail::per_input<C, In>...>, C>,
@@ -127,7 +130,9 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
             detail::layout_fail(op, std::string(Combine::name) + " over zero elements (dims " +
                                         detail::dims_string(over) + " of the input shape " +
                                         detail::shape_string(detail::broadcast_inputs_shape(op, ins, NIn)) +
-                                        ") has no identity; reduce a non-empty dimension or use a combine with one");
+                                        (indexed ? ") has no index to give; reduce a non-empty dimension"
+                                                 : ") has no identity; reduce a non-empty dimension or use a "
+                                                   "combine with one"));
     }
 
     if constexpr (device == device_kind::cpu) {
@@ -144,7 +149,7 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
                       "transform_reduce: argmin and argmax write int64 indices, which shader devices (WebGPU, "
                       "Metal) do not store; they run on the CPU and CUDA");
 #if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
-        detail::webgpu_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
+        if constexpr (!indexed) detail::webgpu_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
 #else
         static_assert(device != device_kind::webgpu,
                       "transform_reduce: the tag names device webgpu, which needs SWITCHYARD_WITH_WEBGPU defined "

@@ -19,8 +19,8 @@ library = sys.argv[1]
 torch.ops.load_library(library)
 ops = torch.ops.switchyard_examples
 
-names = ["softplus", "softplus_backward", "mul_sigmoid", "relu", "scale_cast", "scale_", "lerp_cast", "lerp_", "sumsq", "argmax",
-         "softmax", "softmax_backward"]
+names = ["softplus", "softplus_backward", "mul_sigmoid", "relu", "scale_cast", "scale_", "lerp_cast", "lerp_", "sumsq",
+         "argmax", "softmax", "softmax_backward"]
 for name in names:
     qualified = f"switchyard_examples::{name}"
     assert torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "Meta"), f"{qualified} has no Meta kernel"

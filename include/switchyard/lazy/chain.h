@@ -178,6 +178,9 @@ public:
     template <typename Combine>
     lazy_reduction<lazy_chain, Combine> reduce(Combine const& combine, dims const& over = all_dims,
                                                bool keepdim = false) const {
+        static_assert(!is_indexed_combine_v<Combine>,
+                      "lazy_chain::reduce: argmin and argmax are not built for lazy chains (their result is int64, "
+                      "not the chain's dtype); compute the chain, then call sy::reduce with sy::argmax");
         return {*this, combine, over, keepdim};
     }
     auto sum(dims const& over = all_dims, bool keepdim = false) const { return reduce(switchyard::sum, over, keepdim); }

@@ -17,6 +17,11 @@
 // a contiguous run) rather than kept (a column reduction: neighbouring
 // outputs read neighbouring elements).
 //
+// An indexed reduction (argmin, argmax) gets one more operand after the
+// inputs, with no data: its offset at reduced index r is the row-major index
+// of that element among the reduced dimensions of the broadcast shape (what
+// torch.argmax returns), whatever order memory puts the dimensions in.
+//
 // Checks, each naming the op and the argument: inputs that do not broadcast,
 // a dimension out of range or repeated, an empty dims list, an output of
 // another shape than the reduced one, an output with internal overlap or
@@ -55,7 +60,7 @@ struct dims {
 inline constexpr dims all_dims = dims::every();
 
 struct reduction_layout {
-    std::int32_t operands = 0;  // the output first, then the inputs in call order
+    std::int32_t operands = 0;  // the output first, then the inputs in call order, then any index operand
     std::int64_t kept_numel = 0;
     std::int64_t reduced_numel = 0;
     std::int32_t kept_rank = 0;  // after merging; outermost first

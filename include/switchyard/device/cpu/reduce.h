@@ -228,9 +228,11 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
         for (std::int64_t r = run0; r < run1; ++r) {
             C const* row[NIn];
             for (int k = 0; k < NIn; ++k) row[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], tile);
+            // The same index for every output of the tile.
+            std::int64_t const index = is_indexed_combine_v<Combine> ? walk.offset(NIn) : 0;
+            walk.advance(1);
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 if constexpr (is_indexed_combine_v<Combine>) {
-                    std::int64_t const index = walk.offset(NIn);  // the same for every output of the tile
                     for (std::int64_t t = 0; t < tile; ++t)
                         acc[t] = combine(acc[t], A{static_cast<C>(f(row[K][t]...)), index});
                 } else {
@@ -238,7 +240,6 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
                 }
             }
             (std::make_index_sequence<NIn>{});
-            walk.advance(1);
         }
         depth_of[depth] = 0;
         ++depth;
