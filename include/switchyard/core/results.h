@@ -5,40 +5,21 @@
 //         return sy::results{x - C(1), x + C(1)};
 //     }, in);
 //
-// A plain aggregate usable in CUDA device code without
-// --expt-relaxed-constexpr (std::tuple is not) and on shader devices, where
-// the values are symbolic.
+// A plain aggregate (core/slots.h) usable in CUDA device code and on shader
+// devices, where the values are symbolic.
 #pragma once
 
 #include <cstddef>
 #include <utility>
 
 #include "switchyard/core/config.h"
+#include "switchyard/core/slots.h"
 
 namespace switchyard {
 
-namespace detail {
-
-template <std::size_t I, typename T>
-struct result_slot {
-    T value;
-};
-
-template <typename Indices, typename... T>
-struct result_slots;
-template <std::size_t... I, typename... T>
-struct result_slots<std::index_sequence<I...>, T...> : result_slot<I, T>... {};
-
-template <std::size_t I, typename T>
-SWITCHYARD_HOST_DEVICE constexpr T const& slot_value(result_slot<I, T> const& s) noexcept {
-    return s.value;
-}
-
-}  // namespace detail
-
 template <typename... T>
 struct results {
-    detail::result_slots<std::index_sequence_for<T...>, T...> slots;
+    detail::slot_list<std::index_sequence_for<T...>, T...> slots;
 
     SWITCHYARD_HOST_DEVICE constexpr results(T const&... v) : slots{{v}...} {}
 

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "switchyard/core.h"
+#include "switchyard/core/slots.h"
 #include "switchyard/device_array.h"
 #include "switchyard/kernel_types.h"
 #include "switchyard/lazy/ops.h"
@@ -74,46 +75,30 @@ SWITCHYARD_HOST_DEVICE X apply_step(S const& step, X x, X const* values) {
         return x;
 }
 
-// Step I of a list, held as a base class.
-template <std::size_t I, typename S>
-struct step_slot {
-    S step;
-};
+// Steps I... of a list applied in order.
+template <std::size_t Begin, std::size_t End, std::size_t Base, typename List, typename X, std::size_t... I>
+SWITCHYARD_HOST_DEVICE X apply_steps(List const& list, X x, X const* values, std::index_sequence<I...>) {
+    ((x = apply_step<I, Begin, End, Base>(slot_value<I>(list), x, values)), ...);
+    (void)values;
+    return x;
+}
 
-template <typename Indices, typename... S>
-struct step_slots;
-template <std::size_t... I, typename... S>
-struct step_slots<std::index_sequence<I...>, S...> : step_slot<I, S>... {
-    step_slots() = default;
-    explicit step_slots(std::in_place_t, S const&... s) : step_slot<I, S>{s}... {}
-
+// The steps of a chain as one flat type (core/slots.h), so that a kernel
+// applies them with plain member calls on every device. Flat rather than
+// recursive: a nested list (or std::tuple's recursive bases) makes the type
+// names of an N-step chain, and their debug information, grow as N^2 or N^3.
+// Step K is slot_value<K>(list).
+template <typename... S>
+struct step_list : slot_list<std::index_sequence_for<S...>, S...> {
     template <std::size_t Begin, std::size_t End, std::size_t Base, typename X>
     SWITCHYARD_HOST_DEVICE X apply(X x, X const* values) const {
-        ((x = apply_step<I, Begin, End, Base>(static_cast<step_slot<I, S> const&>(*this).step, x, values)), ...);
-        (void)values;
-        return x;
+        return apply_steps<Begin, End, Base>(*this, x, values, std::index_sequence_for<S...>{});
     }
 };
 
-// The steps of a chain as one flat type, so that a kernel applies them with
-// plain member calls on every device (std::tuple is not __device__). Flat
-// rather than recursive: a nested list (or std::tuple's recursive bases)
-// makes the type names of an N-step chain, and their debug information, grow
-// as N^2 or N^3.
-template <typename... S>
-struct step_list : step_slots<std::index_sequence_for<S...>, S...> {
-    using step_slots<std::index_sequence_for<S...>, S...>::step_slots;
-};
-
-// Step K of a list.
-template <std::size_t K, typename S>
-S const& step_at(step_slot<K, S> const& slot) {
-    return slot.step;
-}
-
 template <typename... S>
 step_list<S...> make_step_list(S const&... s) {
-    return step_list<S...>(std::in_place, s...);
+    return step_list<S...>{{{s}...}};
 }
 
 // The kernel of steps [Begin, End): a function of the chain's value and the
@@ -268,7 +253,7 @@ private:
     template <typename S>
     detail::step_list<Steps..., S> with_step(S const& step) const {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
-            return detail::make_step_list(detail::step_at<I>(chain_)..., step);
+            return detail::make_step_list(detail::slot_value<I>(chain_)..., step);
         }
         (std::index_sequence_for<Steps...>{});
     }
@@ -355,7 +340,7 @@ private:
     template <typename Tag>
     auto bound_steps() const {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
-            return detail::make_step_list(detail::step_at<I>(chain_).template bind<Tag>()...);
+            return detail::make_step_list(detail::slot_value<I>(chain_).template bind<Tag>()...);
         }
         (std::index_sequence_for<Steps...>{});
     }
@@ -490,7 +475,7 @@ private:
     void run_steps(Tag tag, strided_ref const& out, std::index_sequence<K...>) const {
         auto const bound = bound_steps<Tag>();
         through_buffers(tag, steps, out, [&](std::size_t s, strided_ref const& in, strided_ref const& target) {
-            ((s == K ? run_step<K>(tag, detail::step_at<K>(bound).rebased(), in, target) : void()), ...);
+            ((s == K ? run_step<K>(tag, detail::slot_value<K>(bound).rebased(), in, target) : void()), ...);
         });
     }
 
