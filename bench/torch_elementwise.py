@@ -2,8 +2,10 @@
 """switchyard's example ops vs PyTorch on the CPU, side by side: softplus
 (f32, f32 transposed, bf16, f16) and the broadcasting mul_sigmoid, x *
 sigmoid(gate) with x [4096, 1024] and gate [1024] (per column) or [4096, 1]
-(per row), against what a PyTorch user writes, x * torch.sigmoid(gate); and
-the softmax example along the last dimension of x against torch.softmax.
+(per row), against what a PyTorch user writes, x * torch.sigmoid(gate); the
+softmax example along the last dimension of x against torch.softmax; and the
+argmax example against torch.argmax (rows, columns and all of x for f32,
+rows for bf16 and f16; informational, no target).
 
 softplus writes into preallocated outputs on both sides
 (torch.ops.aten.softplus.out); mul_sigmoid allocates its result on both
@@ -68,6 +70,18 @@ def cases():
         yield f"bcast_mul_sigmoid_{label}", mul_sigmoid_case(x.to(dtype), gate)
     yield "bcast_mul_sigmoid_per_row_f32", mul_sigmoid_case(x, torch.randn(4096, 1, generator=g))
     yield "softmax_f32", softmax_case(x)
+    yield "argmax_rows_f32", argmax_case(x, -1)
+    yield "argmax_columns_f32", argmax_case(x, 0)
+    yield "argmax_all_f32", argmax_case(x, None)
+    yield "argmax_rows_bf16", argmax_case(x.to(torch.bfloat16), -1)
+    yield "argmax_rows_f16", argmax_case(x.to(torch.float16), -1)
+
+
+def argmax_case(x, dim):
+    ours = lambda: ops.argmax(x, dim)  # noqa: E731
+    theirs = lambda: torch.argmax(x, dim)  # noqa: E731
+    assert torch.equal(ours(), theirs())
+    return ours, theirs
 
 
 def softmax_case(x):

@@ -145,6 +145,12 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     static_assert(B % W == 0, "a run holds whole lane groups, so lanes are fixed by the position in the block");
     A lanes[W];
     for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
+    // An indexed reduction's lanes as separate values and indices, which
+    // vectorize where pairs do not.
+    C lane_value[indexed ? W : 1];
+    std::int64_t lane_index[indexed ? W : 1];
+    if constexpr (indexed)
+        for (int l = 0; l < W; ++l) lane_value[l] = lanes[l].value, lane_index[l] = lanes[l].index;
     C buffer[NIn][B];
     std::int64_t index[indexed ? B : 1];
     reduced_walk<NIn> walk(layout, r0);
@@ -186,19 +192,33 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
             for (int k = 0; k < NIn; ++k) run[k] = buffer[k];
         }
         [&]<std::size_t... K>(std::index_sequence<K...>) {
+            // Value j of the run, as the combine takes it.
+            auto const element = [&](std::int64_t j) {
+                if constexpr (indexed)
+                    return A{static_cast<C>(f(run[K][j]...)), index[j]};
+                else
+                    return static_cast<C>(f(run[K][j]...));
+            };
             std::int64_t j0 = 0;
             if constexpr (indexed) {
-                for (; j0 < filled; ++j0)
-                    lanes[j0 % W] = combine(lanes[j0 % W], A{static_cast<C>(f(run[K][j0]...)), index[j0]});
+                auto const step = [&](int l, std::int64_t j) {
+                    A const r = combine(A{lane_value[l], lane_index[l]}, element(j));
+                    lane_value[l] = r.value;
+                    lane_index[l] = r.index;
+                };
+                for (; j0 + W <= filled; j0 += W)
+                    for (int l = 0; l < W; ++l) step(l, j0 + l);
+                for (int l = 0; j0 + l < filled; ++l) step(l, j0 + l);
             } else {
                 for (; j0 + W <= filled; j0 += W)
-                    for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
-                for (int l = 0; j0 + l < filled; ++l)
-                    lanes[l] = combine(lanes[l], static_cast<C>(f(run[K][j0 + l]...)));
+                    for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
+                for (int l = 0; j0 + l < filled; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
             }
         }
         (std::make_index_sequence<NIn>{});
     }
+    if constexpr (indexed)
+        for (int l = 0; l < W; ++l) lanes[l] = A{lane_value[l], lane_index[l]};
     // Halving: lane l with lane l + w, a vectorizable fixed order.
     for (int w = W / 2; w > 0; w /= 2)
         for (int l = 0; l < w; ++l) lanes[l] = combine(lanes[l], lanes[l + w]);
@@ -218,6 +238,7 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
     int depth_of[levels];
     int depth = 0;
     C buffer[NIn][B];
+    constexpr bool indexed = is_indexed_combine_v<Combine>;
     std::int64_t inner[NIn];
     for (int k = 0; k < NIn; ++k) inner[k] = layout.kept_inner_stride(1 + k);
     reduced_walk<NIn> walk(layout, r0);
@@ -229,10 +250,10 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
             C const* row[NIn];
             for (int k = 0; k < NIn; ++k) row[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], tile);
             // The same index for every output of the tile.
-            std::int64_t const index = is_indexed_combine_v<Combine> ? walk.offset(NIn) : 0;
+            [[maybe_unused]] std::int64_t const index = indexed ? walk.offset(NIn) : 0;
             walk.advance(1);
             [&]<std::size_t... K>(std::index_sequence<K...>) {
-                if constexpr (is_indexed_combine_v<Combine>) {
+                if constexpr (indexed) {
                     for (std::int64_t t = 0; t < tile; ++t)
                         acc[t] = combine(acc[t], A{static_cast<C>(f(row[K][t]...)), index});
                 } else {
