@@ -17,7 +17,9 @@ cuda_ metric names; the target lines end in PASS or FAIL. Also the
 broadcasting example mul_sigmoid ([65536, 4096] x [4096] and x [65536, 1])
 against x * torch.sigmoid(gate), as % of copy bandwidth; and sums
 (sy::reduce: 2^28 elements, rows of [65536, 4096] and [256, 2^20]) against
-torch.sum; and the softmax example against torch.softmax.
+torch.sum; the softmax example against torch.softmax; and the argmax example
+against torch.argmax (informational: argmax_report, which also runs alone:
+see docs/benchmarks.md).
 """
 
 import os
@@ -70,6 +72,27 @@ def time_ms(fn, repeats):
         stop.synchronize()
         samples.append(start.elapsed_time(stop) / inner)
     return statistics.median(samples)
+
+
+def argmax_report(ops, repeats):
+    """The argmax example against torch.argmax on [65536, 4096] (rows,
+    columns) and all of it, f32 and bf16: bytes read per time as % of the
+    same run's copy rate, and torch/ours. Informational."""
+    for dname, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+        x = torch.randn(65536, 4096, device="cuda", dtype=torch.float32).to(dtype)
+        copy_out = torch.empty_like(x)
+        copy_ms = time_ms(lambda: copy_out.copy_(x), repeats)
+        copy_rate = 2 * x.numel() * x.element_size() / copy_ms
+        for name, dim in (("rows", -1), ("columns", 0), ("all", None)):
+            assert torch.equal(ops.argmax(x, dim), torch.argmax(x, dim)), name
+            ours_ms = time_ms(lambda: ops.argmax(x, dim), repeats)
+            torch_ms = time_ms(lambda: torch.argmax(x, dim), repeats)
+            read = x.numel() * x.element_size()
+            print(f"# cuda argmax {dname} [65536, 4096] {name}: ours {ours_ms * 1e3:.1f} us "
+                  f"({100 * read / ours_ms / copy_rate:.1f}% of copy), torch {torch_ms * 1e3:.1f} us "
+                  f"({100 * read / torch_ms / copy_rate:.1f}%), torch/ours {torch_ms / ours_ms:.3f}", flush=True)
+        del x, copy_out
+        torch.cuda.empty_cache()
 
 
 def main():
@@ -181,6 +204,7 @@ def main():
               f"{torch_ms / ours_ms:.3f}", flush=True)
         del x, copy_out
         torch.cuda.empty_cache()
+    argmax_report(ops, repeats)
 
     # Launch variants at 2^28 (device/cuda/for_each.h): how tiles are warmed
     # (SWITCHYARD_CUDA_WARM: 0 none, 1 prefetch.global.L2, 2 16-byte loads,

@@ -343,6 +343,28 @@ TEST_CASE("transform_reduce: argmax and argmin give PyTorch's index for every la
     SECTION("i32") { check_arg<sy::dtype::i32, true>(), check_arg<sy::dtype::i32, false>(); }
 }
 
+TEST_CASE("argmax/argmin advance: a lane walking forward gives what the pair combine gives", "[reduce]") {
+    // CUDA's row reduction folds each thread's values with advance (indices
+    // only grow); the block then combines pairs. Both must agree.
+    float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> const values = {-inf, 2.0f, 2.0f, -0.0f, 0.0f, nan, 3.0f, nan, -inf, 7.0f};
+    auto check = [&](auto const& arg, std::size_t start) {
+        auto walked = arg.template identity<float>(), folded = walked;
+        for (std::size_t i = start; i < values.size(); ++i) {
+            auto const index = static_cast<std::int64_t>(i);
+            walked = arg.advance(walked, values[i], index);
+            folded = arg(folded, sy::value_index<float>{values[i], index});
+            CHECK(walked.index == folded.index);
+        }
+    };
+    for (std::size_t start = 0; start < values.size(); ++start) {
+        check(sy::argmax, start);
+        check(sy::argmin, start);
+    }
+    constexpr auto first = sy::argmax.advance(sy::argmax.identity<float>(), -std::numeric_limits<float>::infinity(), 5);
+    STATIC_REQUIRE(first.index == 5);  // the identity gives way even to its own value
+}
+
 TEST_CASE("transform_reduce: argmax takes the first of equal values and the first NaN", "[reduce]") {
     constexpr auto f32 = sy::dtype::f32;
     using tag = cpu_tag<f32>;

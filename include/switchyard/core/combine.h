@@ -166,6 +166,16 @@ struct arg_combine {
     SWITCHYARD_HOST_DEVICE constexpr value_index<A> operator()(value_index<A> a, value_index<A> b) const {
         return detail::pick_indexed<Largest>(a, b);
     }
+    // acc with v at index i folded in, where i is larger than every index
+    // acc holds (a lane walking forward): the same result as combining the
+    // pairs, with fewer comparisons.
+    template <typename A>
+    SWITCHYARD_HOST_DEVICE constexpr value_index<A> advance(value_index<A> acc, A v, std::int64_t i) const {
+        bool const better = Largest ? v > acc.value : v < acc.value;
+        bool const take = better || (detail::is_nan_value(v) && !detail::is_nan_value(acc.value)) ||
+                          acc.index == std::numeric_limits<std::int64_t>::max();  // acc is the identity
+        return take ? value_index<A>{v, i} : acc;
+    }
 };
 
 using argmax_combine = arg_combine<true>;

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -165,6 +166,27 @@ __device__ __forceinline__ accumulator_t<Combine, C> cuda_element(cuda_reduction
         return value;
 }
 
+// acc with f's value at reduced position r folded in. `forward`: an indexed
+// reduction over one reduced dimension, where a thread meets positions in
+// increasing order and the index is position x stride, so the thread keeps
+// positions, folds them with combine.advance, and scales the position it
+// keeps into an index once (cuda_forward_index).
+template <typename C, typename Combine, int NIn, bool Indexed, typename A>
+__device__ __forceinline__ A cuda_fold_value(Combine const& combine, cuda_reduction<NIn, Indexed> const& p, A acc,
+                                             C value, std::int64_t r, bool forward) {
+    if constexpr (Indexed) {
+        if (forward) return combine.advance(acc, value, r);
+    }
+    return combine(acc, cuda_element<C, Combine>(p, value, r));
+}
+
+template <typename A, int NIn, bool Indexed>
+__device__ __forceinline__ A cuda_forward_index(cuda_reduction<NIn, Indexed> const& p, A acc) {
+    if constexpr (Indexed)
+        if (acc.index != std::numeric_limits<std::int64_t>::max()) acc.index *= p.reduced_strides[NIn + 1][0];
+    return acc;
+}
+
 // One block per (output, task) of a row reduction.
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
           typename A = accumulator_t<Combine, C>>
@@ -185,6 +207,7 @@ __global__ void __launch_bounds__(reduce_block_cuda)
                 vector && (stride == 0 || (stride == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0));
         }
         A acc = combine.template identity<C>();
+        bool const forward = is_indexed_combine_v<Combine> && p.reduced_rank == 1;
 #pragma unroll
         for (int it = 0; it < reduce_chunks_cuda; ++it) {
             std::int64_t const first = r0 + (std::int64_t{it} * reduce_block_cuda + threadIdx.x) * L;
@@ -202,21 +225,21 @@ __global__ void __launch_bounds__(reduce_block_cuda)
                 [&]<std::size_t... K>(std::index_sequence<K...>) {
 #pragma unroll
                     for (int v = 0; v < L; ++v)
-                        acc = combine(acc, cuda_element<C, Combine>(
-                                               p, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)), first + v));
+                        acc = cuda_fold_value(combine, p, acc, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)),
+                                              first + v, forward);
                 }
                 (std::make_index_sequence<NIn>{});
             } else {
                 for (int v = 0; v < L && first + v < r1; ++v) [&]<std::size_t... K>(std::index_sequence<K...>) {
-                        acc = combine(acc,
-                                      cuda_element<C, Combine>(p,
-                                                               static_cast<C>(f(static_cast<C>(load_input(
-                                                                   base[K] + p.reduced_offset(1 + K, first + v)))...)),
-                                                               first + v));
+                        acc = cuda_fold_value(combine, p, acc,
+                                              static_cast<C>(f(static_cast<C>(
+                                                  load_input(base[K] + p.reduced_offset(1 + K, first + v)))...)),
+                                              first + v, forward);
                     }
                 (std::make_index_sequence<NIn>{});
             }
         }
+        if (forward) acc = cuda_forward_index(p, acc);
         acc = cuda_block_fold(combine, acc, A(combine.template identity<C>()));
         if (threadIdx.x == 0) cuda_store_reduced<S>(p, partials, m, task, acc);
         __syncthreads();  // the next b reuses the tree's shared memory
