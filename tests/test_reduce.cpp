@@ -616,3 +616,210 @@ TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[re
     sy::reduce(tag{}, out3, sy::dims{1}, sy::prod, empty);
     for (int i = 0; i < 3; ++i) CHECK(ob[static_cast<std::size_t>(i)] == 1.0f);
 }
+
+// transform_rows: softmax and a layernorm (two statistics, the second using
+// the first, and a gain broadcast along the row) against double references.
+namespace {
+
+struct rows_case {
+    char const* what;
+    std::vector<std::int64_t> sizes, x_strides;  // x_strides empty: row-major
+    std::vector<std::int64_t> out_strides = {};  // empty: row-major
+};
+
+std::vector<rows_case> rows_cases() {
+    return {
+        {"rank 0", {}, {}},
+        {"rows of one", {5, 1}, {}},
+        {"rank 1", {1000}, {}},
+        {"rank 2", {7, 300}, {}},
+        {"rank 3", {3, 4, 50}, {}},
+        {"rows across blocks", {2, 20000}, {}},
+        {"rows past the cache", {2, 70000}, {}},
+        {"transposed", {30, 20}, {1, 30}},
+        {"sliced", {17, 19}, {40, 2}},
+        {"reversed rows", {4, 100}, {100, -1}},
+        {"x broadcast along the row", {6, 40}, {1, 0}},
+        {"strided output", {20, 30}, {}, {1, 20}},
+        {"empty rows", {3, 0}, {}},
+        {"no rows", {0, 5}, {}},
+    };
+}
+
+template <sy::dtype D>
+double rows_tolerance() {
+    if constexpr (D == sy::dtype::f16) return 2e-3;
+    if constexpr (D == sy::dtype::bf16) return 1e-2;
+    if constexpr (D == sy::dtype::f32) return 2e-5;
+    return 1e-10;  // a constant row's layernorm amplifies the mean's rounding 316 times
+}
+
+// How many elements of out differ from reference(row) -> expected row,
+// given each row's x values as doubles, by more than the dtype's tolerance
+// relative to |expected| + scale.
+template <sy::dtype D, typename Reference>
+int rows_mismatches(array<storage<D>> const& x, array<storage<D>> const& out, std::vector<std::int64_t> const& sizes,
+                    double scale, Reference const& reference) {
+    using C = compute<D>;
+    std::vector<std::int64_t> outer(sizes.begin(), sizes.end() - (sizes.empty() ? 0 : 1));
+    std::int64_t const n = sizes.empty() ? 1 : sizes.back();
+    int wrong = 0;
+    for_coords(outer, [&](std::vector<std::int64_t> const& at) {
+        std::vector<double> row(static_cast<std::size_t>(n));
+        std::vector<std::int64_t> c = at;
+        if (!sizes.empty()) c.push_back(0);
+        for (std::int64_t j = 0; j < n; ++j) {
+            if (!sizes.empty()) c.back() = j;
+            row[static_cast<std::size_t>(j)] = static_cast<double>(static_cast<C>(x.at(c)));
+        }
+        std::vector<double> const want = reference(row);
+        for (std::int64_t j = 0; j < n; ++j) {
+            if (!sizes.empty()) c.back() = j;
+            double const got = static_cast<double>(static_cast<C>(out.at(c)));
+            double const w = want[static_cast<std::size_t>(j)];
+            if (!(std::fabs(got - w) <= rows_tolerance<D>() * (std::fabs(w) + scale))) {
+                if (wrong < 3) UNSCOPED_INFO("at column " << j << ": got " << got << ", expected " << w);
+                ++wrong;
+            }
+        }
+    });
+    return wrong;
+}
+
+std::vector<double> softmax_reference(std::vector<double> const& row) {
+    double max = -INFINITY, sum = 0;
+    for (double v : row) max = std::max(max, v);
+    for (double v : row) sum += std::exp(v - max);
+    std::vector<double> out;
+    for (double v : row) out.push_back(std::exp(v - max) / sum);
+    return out;
+}
+
+template <sy::dtype D>
+void check_rows() {
+    using S = storage<D>;
+    using C = compute<D>;
+    for (auto const& c : rows_cases()) {
+        INFO(c.what);
+        auto const x_strides = c.x_strides.empty() ? row_major(c.sizes) : c.x_strides;
+        array<S> x(D, c.sizes, x_strides, "x");
+        array<S> out(D, c.sizes, c.out_strides.empty() ? row_major(c.sizes) : c.out_strides, "out");
+        for (std::size_t i = 0; i < x.buffer.size(); ++i)
+            x.buffer[i] = value_for<D>(static_cast<std::int64_t>(i * 5 + 1));
+        auto const shifted_exp = [](C v, C max) { return sy::exp(v - max); };
+        auto const normalized = [](C v, C max, C sum) { return sy::exp(v - max) / sum; };
+        sy::transform_rows(cpu_tag<D>{}, out.ref, sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp)),
+                           normalized, x.ref);
+        // f16 stores values under 6.1e-5 as subnormals, with absolute steps.
+        CHECK(rows_mismatches<D>(x, out, c.sizes, D == sy::dtype::f16 ? 6.1e-5 : 1e-6, softmax_reference) == 0);
+
+        // A layernorm: mean, then the variance about it; a gain per column.
+        std::int64_t const n = c.sizes.empty() ? 1 : c.sizes.back();
+        bool const rank0 = c.sizes.empty();
+        array<S> gain(D, rank0 ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{n},
+                      rank0 ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{1}, "gain");
+        for (std::int64_t j = 0; j < n; ++j)
+            gain.buffer[static_cast<std::size_t>(j)] = static_cast<S>(C(0.5) + C(j % 3));
+        C const inv_n = C(1) / static_cast<C>(n > 0 ? n : 1);
+        auto const mean_term = [inv_n](C v, C) { return v * inv_n; };
+        auto const variance_term = [inv_n](C v, C, C mean) { return (v - mean) * (v - mean) * inv_n; };
+        auto const normalize = [](C v, C g, C mean, C variance) {
+            return (v - mean) / sy::sqrt(variance + C(1e-5)) * g;
+        };
+        sy::transform_rows(cpu_tag<D>{}, out.ref,
+                           sy::row_stats(sy::row_stat(sy::sum, mean_term), sy::row_stat(sy::sum, variance_term)),
+                           normalize, x.ref, gain.ref);
+        CHECK(rows_mismatches<D>(x, out, c.sizes, 1.0, [&](std::vector<double> const& row) {
+                  double mean = 0, variance = 0;
+                  for (double v : row) mean += v / static_cast<double>(row.size());
+                  for (double v : row) variance += (v - mean) * (v - mean) / static_cast<double>(row.size());
+                  std::vector<double> r;
+                  for (std::size_t j = 0; j < row.size(); ++j)
+                      r.push_back((row[j] - mean) / std::sqrt(variance + 1e-5) *
+                                  static_cast<double>(static_cast<C>(gain.buffer[j])));
+                  return r;
+              }) == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("transform_rows: softmax and layernorm match a reference for every layout", "[rows]") {
+    SECTION("f32") { check_rows<sy::dtype::f32>(); }
+    SECTION("f64") { check_rows<sy::dtype::f64>(); }
+    SECTION("f16") { check_rows<sy::dtype::f16>(); }
+    SECTION("bf16") { check_rows<sy::dtype::bf16>(); }
+}
+
+TEST_CASE("transform_rows: in place, NaN and inf, and statistics without a map", "[rows]") {
+    constexpr auto f32 = sy::dtype::f32;
+    using tag = cpu_tag<f32>;
+    // In place: out is x.
+    std::vector<float> xb = {1, 2, 3, 4, 0, 0, 0, 0};
+    auto const x = sy::strided_ref::contiguous(xb.data(), f32, sy::device_kind::cpu, {2, 4}, "x");
+    auto const centered = [](float v, float max) { return v - max; };
+    sy::transform_rows(tag{}, x, sy::row_stats(sy::amax), centered, x);
+    CHECK(xb == std::vector<float>{-3, -2, -1, 0, 0, 0, 0, 0});
+    // amax propagates NaN into its row only; inf stays inf.
+    float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    xb = {1, nan, 3, 4, 1, inf, 3, 4};
+    std::vector<float> ob(8);
+    auto const out = sy::strided_ref::contiguous(ob.data(), f32, sy::device_kind::cpu, {2, 4}, "out");
+    sy::transform_rows(
+        tag{}, out, sy::row_stats(sy::amax), [](float, float max) { return max; }, x);
+    for (int j = 0; j < 4; ++j) CHECK(std::isnan(ob[static_cast<std::size_t>(j)]));
+    for (int j = 4; j < 8; ++j) CHECK(ob[static_cast<std::size_t>(j)] == inf);
+    // No statistics: an elementwise map.
+    sy::transform_rows(
+        tag{}, out, sy::row_stats(), [](float v) { return v * 2; }, x);
+    CHECK(ob[0] == 2.0f);
+    CHECK(ob[7] == 8.0f);
+    // A user's combine, with the first input's values (no map).
+    auto const product = sy::combine([](float a, float b) { return a * b; }, 1.0f);
+    xb = {1, 2, 3, 4, 1, 1, 2, 2};
+    sy::transform_rows(
+        tag{}, out, sy::row_stats(product, sy::amin), [](float, float p, float lo) { return p + lo; }, x);
+    CHECK(ob[0] == 25.0f);
+    CHECK(ob[4] == 5.0f);
+}
+
+TEST_CASE("transform_rows: errors name the argument and what is allowed", "[rows]") {
+    constexpr auto f32 = sy::dtype::f32;
+    using tag = cpu_tag<f32>;
+    std::vector<float> xb(12), yb(5), ob(12, 7.0f);
+    auto const x = sy::strided_ref::contiguous(xb.data(), f32, sy::device_kind::cpu, {3, 4}, "x");
+    auto const out = sy::strided_ref::contiguous(ob.data(), f32, sy::device_kind::cpu, {3, 4}, "out");
+    auto const msg = [&](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (std::invalid_argument const& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    using Catch::Matchers::Contains;
+    using Catch::Matchers::StartsWith;
+    auto const stats = sy::row_stats(sy::amax);
+    auto const keep = [](float v, float) { return v; };
+    auto const y = sy::strided_ref::contiguous(yb.data(), f32, sy::device_kind::cpu, {5}, "y");
+    CHECK_THAT(msg([&] {
+                   sy::transform_rows(
+                       tag{}, out, stats, [](float v, float, float) { return v; }, x, y);
+               }),
+               StartsWith("transform_rows: input 'y' has shape [5], which does not broadcast"));
+    std::vector<double> db(12);
+    auto const out_f64 = sy::strided_ref::contiguous(db.data(), sy::dtype::f64, sy::device_kind::cpu, {3, 4}, "out");
+    CHECK_THAT(msg([&] { sy::transform_rows(tag{}, out_f64, stats, keep, x); }),
+               StartsWith("transform_rows: output 'out' has dtype f64 but the tag's dtype is f32"));
+    auto const x_cuda = sy::strided_ref::make(xb.data(), f32, sy::device_kind::cuda, {3, 4}, {4, 1}, "x");
+    CHECK_THAT(msg([&] { sy::transform_rows(tag{}, out, stats, keep, x_cuda); }),
+               StartsWith("transform_rows: input 'x' is on cuda but the tag names device cpu"));
+    auto const shifted = sy::strided_ref::contiguous(xb.data() + 1, f32, sy::device_kind::cpu, {3, 3}, "out");
+    auto const x33 = sy::strided_ref::make(xb.data(), f32, sy::device_kind::cpu, {3, 3}, {4, 1}, "x");
+    CHECK_THAT(msg([&] { sy::transform_rows(tag{}, shifted, stats, keep, x33); }),
+               Contains("output 'out' shares memory with input 'x' but is not exactly that array"));
+    auto const expanded = sy::strided_ref::make(ob.data(), f32, sy::device_kind::cpu, {3, 4}, {0, 1}, "out");
+    CHECK_THAT(msg([&] { sy::transform_rows(tag{}, expanded, stats, keep, x); }), Contains("internal overlap"));
+    // Nothing was written by any refused call.
+    for (float v : ob) CHECK(v == 7.0f);
+}

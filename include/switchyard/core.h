@@ -6,6 +6,7 @@
 #include "switchyard/core/axis.h"
 #include "switchyard/core/bfloat16.h"
 #include "switchyard/core/combine.h"
+#include "switchyard/core/row_stat.h"
 #include "switchyard/core/concepts.h"
 #include "switchyard/core/config.h"
 #include "switchyard/core/dispatch_error.h"

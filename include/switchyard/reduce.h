@@ -81,10 +81,6 @@ namespace switchyard {
 
 namespace detail {
 
-// C, once per input.
-template <typename C, typename>
-using per_input = C;
-
 // transform_reduce, naming `op` in its errors.
 template <any_tag Tag, typename Out, typename Combine, typename F, typename... In>
 void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Combine const& combine, F const& f,

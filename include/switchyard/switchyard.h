@@ -19,4 +19,5 @@
 #include "switchyard/reduce.h"
 #include "switchyard/shader.h"
 #include "switchyard/transform.h"
+#include "switchyard/transform_rows.h"
 #include "switchyard/view.h"

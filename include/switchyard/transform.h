@@ -95,6 +95,10 @@ strided_ref operand_ref(T const& operand, char const* name) {
     }
 }
 
+// C, once per input (a pack expansion's element type).
+template <typename C, typename>
+using per_input = C;
+
 template <typename Tag>
 void check_operand(strided_ref const& r, strided_ref const& first, char const* role, char const* op = "transform") {
     constexpr device_kind device = tag_device_v<Tag>;

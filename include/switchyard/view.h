@@ -7,5 +7,6 @@
 #include "switchyard/view/iteration_order.h"
 #include "switchyard/view/overlap.h"
 #include "switchyard/view/reduction_layout.h"
+#include "switchyard/view/row_layout.h"
 #include "switchyard/view/strided_ref.h"
 #include "switchyard/view/tensor.h"

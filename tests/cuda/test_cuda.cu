@@ -844,6 +844,129 @@ void test_reduce(char const* label) {
     dev.free(dummy);
 }
 
+// transform_rows (softmax; a layernorm with a gain broadcast along the row)
+// against the CPU's: close, and the same bits run to run, on another stream,
+// and from a misaligned copy (value-by-value loads at the same positions).
+template <dtype D>
+void test_transform_rows(char const* label) {
+    using S = sy::dtype_storage_t<D>;
+    using C = sy::dtype_compute_t<D>;
+    using gpu = sy::tag<device_kind::cuda, D>;
+    using cpu = sy::tag<device_kind::cpu, D>;
+    struct rows_case {
+        char const* what;
+        std::vector<std::int64_t> sizes, strides;
+    };
+    std::vector<rows_case> const cases = {
+        {"rows of 1000", {64, 1000}, {1000, 1}},
+        {"rows at register capacity", {300, 4096}, {4096, 1}},
+        {"long rows", {5, 50000}, {50000, 1}},
+        {"short rows", {1000, 13}, {13, 1}},
+        {"transposed", {64, 96}, {1, 64}},
+        {"rank 3", {3, 5, 300}, {1500, 300, 1}},
+        {"rank 0", {}, {}},
+        {"empty rows", {4, 0}, {1, 1}},
+    };
+    sy::cuda_device dev{0};
+    int wrong = 0;
+    for (auto const& c : cases) {
+        std::int64_t numel = 1, extent = 2;  // one spare element: the misaligned copy starts at element 1
+        for (std::size_t d = 0; d < c.sizes.size(); ++d) {
+            numel *= c.sizes[d];
+            extent += (c.sizes[d] - 1) * c.strides[d];
+        }
+        if (numel == 0) extent = 2;
+        std::int64_t const n = c.sizes.empty() ? 1 : c.sizes.back();
+        std::vector<S> hx(extent), shifted(extent), hgain(std::max<std::int64_t>(n, 1));
+        for (std::int64_t i = 0; i < extent; ++i) hx[i] = static_cast<S>(static_cast<C>(i % 29) * C(0.25) - C(2));
+        for (std::int64_t i = 0; i + 1 < extent; ++i) shifted[i + 1] = hx[i];
+        for (std::size_t j = 0; j < hgain.size(); ++j) hgain[j] = static_cast<S>(C(0.5) + static_cast<C>(j % 3));
+        void* dx = dev.alloc(extent * sizeof(S));
+        void* dshift = dev.alloc(extent * sizeof(S));
+        void* dgain = dev.alloc(hgain.size() * sizeof(S));
+        void* dout = dev.alloc(extent * sizeof(S));
+        dev.copy_from_host(dx, hx.data(), extent * sizeof(S));
+        dev.copy_from_host(dshift, shifted.data(), extent * sizeof(S));
+        dev.copy_from_host(dgain, hgain.data(), hgain.size() * sizeof(S));
+        auto ref = [&](void* base, std::int64_t offset, device_kind k, char const* name) {
+            return sy::strided_ref::make(static_cast<S*>(base) + offset, D, k, c.sizes.data(), c.strides.data(),
+                                         static_cast<std::int64_t>(c.sizes.size()), name);
+        };
+        std::int64_t const gain_rank = c.sizes.empty() ? 0 : 1, one = 1;
+        auto gain = [&](void* base, device_kind k) {
+            return sy::strided_ref::make(base, D, k, &n, &one, gain_rank, "gain");
+        };
+        auto const shifted_exp = [] SWITCHYARD_HOST_DEVICE(C v, C max) { return sy::exp(v - max); };
+        auto const normalized = [] SWITCHYARD_HOST_DEVICE(C v, C max, C sum) { return sy::exp(v - max) / sum; };
+        auto const softmax_stats = sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp));
+        C const inv_n = C(1) / static_cast<C>(n > 0 ? n : 1);
+        auto const mean_term = [inv_n] SWITCHYARD_HOST_DEVICE(C v, C) { return v * inv_n; };
+        auto const variance_term = [inv_n] SWITCHYARD_HOST_DEVICE(C v, C, C mean) {
+            return (v - mean) * (v - mean) * inv_n;
+        };
+        auto const normalize = [] SWITCHYARD_HOST_DEVICE(C v, C g, C mean, C variance) {
+            return (v - mean) / sy::sqrt(variance + C(1e-5)) * g;
+        };
+        auto const norm_stats = sy::row_stats(sy::row_stat(sy::sum, mean_term), sy::row_stat(sy::sum, variance_term));
+        bool all_same = true;
+        int close = 0;
+        for (int which = 0; which < 2; ++which) {
+            auto run = [&](auto tag, void* out, void* x, std::int64_t offset, void* g, device_kind k) {
+                if (which == 0)
+                    sy::transform_rows(tag, ref(out, offset, k, "out"), softmax_stats, normalized,
+                                       ref(x, offset, k, "x"));
+                else
+                    sy::transform_rows(tag, ref(out, offset, k, "out"), norm_stats, normalize, ref(x, offset, k, "x"),
+                                       gain(g, k));
+            };
+            std::vector<S> want(extent), got(extent), again(extent), other(extent), in_place(extent);
+            run(cpu{}, want.data(), hx.data(), 0, hgain.data(), device_kind::cpu);
+            run(gpu{}, dout, dx, 0, dgain, device_kind::cuda);
+            dev.copy_to_host(got.data(), dout, extent * sizeof(S));
+            run(gpu{}, dout, dx, 0, dgain, device_kind::cuda);
+            dev.copy_to_host(again.data(), dout, extent * sizeof(S));
+            {
+                cudaStream_t stream = nullptr;
+                cudaStreamCreate(&stream);
+                sy::cuda_stream_scope scope(stream);
+                run(gpu{}, dout, dshift, 1, dgain, device_kind::cuda);
+                cudaStreamSynchronize(stream);
+                cudaStreamDestroy(stream);
+            }
+            dev.copy_to_host(other.data(), dout, extent * sizeof(S));
+            run(gpu{}, dshift, dshift, 1, dgain, device_kind::cuda);  // in place
+            dev.copy_to_host(in_place.data(), dshift, extent * sizeof(S));
+            dev.copy_from_host(dshift, shifted.data(), extent * sizeof(S));
+            // Compare the elements the layout covers.
+            std::vector<std::int64_t> at(c.sizes.size());
+            for (std::int64_t i = 0; i < numel; ++i) {
+                std::int64_t rest = i, offset = 0;
+                for (std::size_t d = c.sizes.size(); d-- > 0;) {
+                    offset += rest % c.sizes[d] * c.strides[d];
+                    rest /= c.sizes[d];
+                }
+                all_same = all_same && std::memcmp(&got[offset], &again[offset], sizeof(S)) == 0 &&
+                           std::memcmp(&got[offset], &other[offset + 1], sizeof(S)) == 0 &&
+                           std::memcmp(&got[offset], &in_place[offset + 1], sizeof(S)) == 0;
+                double const g = static_cast<double>(static_cast<C>(got[offset])),
+                             w = static_cast<double>(static_cast<C>(want[offset]));
+                double const scale = which == 0 ? 1e-6 : 1.0;
+                close += std::fabs(g - w) <= (sizeof(S) == 2 ? 1e-2 : 1e-5) * (std::fabs(w) + scale);
+            }
+        }
+        if (!all_same || close != 2 * numel) {
+            std::printf("transform_rows %s %s: same bits %d, %d of %lld close to the CPU\n", label, c.what, all_same,
+                        close, static_cast<long long>(2 * numel));
+            ++wrong;
+        }
+        dev.free(dx);
+        dev.free(dshift);
+        dev.free(dgain);
+        dev.free(dout);
+    }
+    CHECK(wrong == 0);
+}
+
 }  // namespace
 
 int main() {
@@ -883,6 +1006,10 @@ int main() {
         test_reduce<dtype::f16>("f16");
         test_reduce<dtype::bf16>("bf16");
         test_reduce<dtype::i32>("i32");
+        test_transform_rows<dtype::f32>("f32");
+        test_transform_rows<dtype::f64>("f64");
+        test_transform_rows<dtype::f16>("f16");
+        test_transform_rows<dtype::bf16>("bf16");
     } catch (std::exception const& e) {
         std::printf("FAIL: unexpected exception: %s\n", e.what());
         return 1;

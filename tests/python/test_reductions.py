@@ -128,6 +128,8 @@ def softmax_cases(dtype, device):
     rows[1] = float("-inf")
     rows[2, 1] = float("nan")
     yield "inf, all -inf and nan rows", rows.to(dtype).to(device)
+    # Rows past the CPU's cache buffer and CUDA's registers (read again per pass).
+    yield "long rows", (torch.randn(2, 70000, dtype=torch.float64) * 4).to(dtype).to(device)
 
 
 @pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))

@@ -35,6 +35,7 @@
 #include "switchyard/core/combine.h"
 #include "switchyard/core/dtype.h"
 #include "switchyard/device/cuda/current_stream.h"
+#include "switchyard/device/cuda/device_guard.h"
 #include "switchyard/device/cuda/error.h"
 #include "switchyard/device/cuda/scratch_pool.h"
 #include "switchyard/device/cuda/transform.h"
@@ -300,12 +301,7 @@ template <dtype D, typename S, typename C, int NIn, typename Combine, typename F
 void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, reduction_layout const& layout,
                            int operands_device) {
     if (layout.kept_numel == 0) return;
-    int device = 0;
-    cuda_check(cudaGetDevice(&device), "cudaGetDevice", op);
-    if (device != operands_device)
-        throw std::invalid_argument(std::string(op) + ": the operands are on cuda:" + std::to_string(operands_device) +
-                                    " but the current device is cuda:" + std::to_string(device) +
-                                    "; make their device current (cudaSetDevice, or a device guard)");
+    int const device = require_current_device(op, operands_device);
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
     std::string const where = std::string(op) + " on cuda:" + std::to_string(device);
     std::string const launch = std::string(op) + " kernel launch";

@@ -35,6 +35,7 @@
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/results.h"
 #include "switchyard/device/cuda/current_stream.h"
+#include "switchyard/device/cuda/device_guard.h"
 #include "switchyard/device/cuda/error.h"
 #include "switchyard/device/cuda/for_each.h"
 #include "switchyard/view/elementwise_layout.h"
@@ -267,12 +268,7 @@ void cuda_transform(Tag, F const& f, elementwise_layout const& layout, int opera
     constexpr int block = cuda_block_size<Tag>();
     constexpr int per_thread = cuda_per_thread<Tag>();
     constexpr int lanes = sizeof(S) <= 8 ? static_cast<int>(16 / sizeof(S)) : 1;
-    int device = 0;
-    cuda_check(cudaGetDevice(&device), "cudaGetDevice", "transform");
-    if (device != operands_device)
-        throw std::invalid_argument("transform: the operands are on cuda:" + std::to_string(operands_device) +
-                                    " but the current device is cuda:" + std::to_string(device) +
-                                    "; make their device current (cudaSetDevice, or a device guard)");
+    int const device = require_current_device("transform", operands_device);
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
     cuda_layout<N> const params = to_cuda_layout<N>(layout);
     if (cuda_vector_layout<S, lanes>(layout)) {

@@ -1,0 +1,260 @@
+// transform_rows on CUDA: the runner behind switchyard/transform_rows.h,
+// launched on the current stream of the current device.
+//
+// One block of 256 threads per row. Thread t owns the row's 16-byte chunks
+// t, t + 256, ... (a chunk is 16 / sizeof(storage) values), read with one
+// 16-byte load per input where the input is contiguous along the row and
+// its row starts 16-byte aligned, or broadcast along it (one value), else
+// value by value at the same positions. A row of up to 4096 values is
+// loaded once into registers, kept as loaded (storage values, converted
+// where used), and every pass (one per statistic, then the map and the
+// store) runs from there, so the row is read from memory once; a longer row
+// is read again by each pass (from L2 when it fits there). Throughput
+// follows the rows in flight per SM, so the kernel's registers are capped
+// to fit six blocks where a row's values allow it.
+//
+// A statistic is folded by each thread over its values in order, then
+// across each warp by shuffles, then every thread folds the warps' values in
+// warp order (cuda_block_all_fold): an order fixed by the row's length, so
+// results are bitwise the same run to run, whatever the GPU.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "switchyard/core/dtype.h"
+#include "switchyard/core/row_stat.h"
+#include "switchyard/device/cuda/current_stream.h"
+#include "switchyard/device/cuda/device_guard.h"
+#include "switchyard/device/cuda/error.h"
+#include "switchyard/device/cuda/reduce.h"
+#include "switchyard/device/cuda/transform.h"
+#include "switchyard/view/load.h"
+#include "switchyard/view/row_layout.h"
+
+namespace switchyard::detail {
+
+// Threads per row (a block), and the storage values per thread and input
+// that a row keeps in registers: rows of up to 4096 values stay resident.
+inline constexpr int cuda_rows_threads = 256;
+inline constexpr int cuda_rows_values = 16;
+// Blocks (rows) per SM the kernel's registers must allow: a row's passes
+// wait on its loads and barriers, so throughput follows the rows in flight
+// (docs/benchmarks.md). Six, or fewer where a row's values need more than
+// the 40 registers a thread then has (about 24 go to everything else).
+template <typename S, int NIn>
+inline constexpr int cuda_rows_min_blocks = [] {
+    int const value_registers = NIn * cuda_rows_values * static_cast<int>(sizeof(S)) / 4;
+    int const blocks = 65536 / cuda_rows_threads / (24 + value_registers);
+    return blocks < 1 ? 1 : blocks > 6 ? 6 : blocks;
+}();
+
+// The layout as a kernel parameter: the output, then NIn inputs.
+template <int N>
+struct cuda_rows {
+    cuda_layout<N> starts;
+    std::int64_t inner[N];
+    std::int64_t row_size;
+    std::int64_t rows;
+
+    // Operand k's offset at the start of row m.
+    __device__ __forceinline__ std::int64_t row_offset(int k, std::int64_t m) const {
+        std::int64_t o = 0;
+        for (std::int32_t d = starts.rank; d-- > 0;) {
+            std::int64_t const q = starts.dividers[d].divide(m);
+            o += (m - q * starts.dividers[d].divisor()) * starts.strides[k][d];
+            m = q;
+        }
+        return o;
+    }
+};
+
+// Chunk q of each input's row, as storage values (positions past the row's
+// end are left as they are). Rows keep their chunks as loaded (packed: 8
+// bf16 in four registers) and convert each value where it is used.
+template <typename S, int NIn, int L, typename P>
+__device__ __forceinline__ void cuda_rows_load(P const& p, S const* const* in, bool vector, std::int64_t q,
+                                               cuda_chunk<S, L> (&values)[NIn]) {
+    std::int64_t const first = q * L;
+    if (vector && first + L <= p.row_size) {
+#pragma unroll
+        for (int k = 0; k < NIn; ++k) {
+            if (p.inner[1 + k] == 1) {
+                values[k] = cuda_load_chunk<S, L>(in[k] + first);
+            } else {  // broadcast along the row
+                S const value = load_input(in[k]);
+#pragma unroll
+                for (int e = 0; e < L; ++e) values[k].v[e] = value;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < L; ++e)
+            if (first + e < p.row_size)
+#pragma unroll
+                for (int k = 0; k < NIn; ++k) values[k].v[e] = load_input(in[k] + (first + e) * p.inner[1 + k]);
+    }
+}
+
+// body(e) for the chunk's values e < valid (its positions inside the row).
+template <int L, typename Body>
+__device__ __forceinline__ void cuda_rows_each_value(int valid, Body&& body) {
+#pragma unroll
+    for (int e = 0; e < L; ++e)
+        if (e < valid) body(e);
+}
+
+// v combined across the block, the result in every thread: shuffles within
+// each warp, lane 0's value to shared memory, then each thread folds the
+// warps' values in warp order. One barrier; `buffer` alternates between two
+// halves, so a next call can write while slow threads still read this one's
+// (the call after that writes only past the next call's barrier).
+template <int Threads, typename A, typename Combine>
+__device__ __forceinline__ A cuda_block_all_fold(Combine const& combine, A v, A (&buffer)[2][Threads / 32],
+                                                 int& phase) {
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) v = combine(v, static_cast<A>(__shfl_xor_sync(0xffffffffu, v, o)));
+    A* const warps = buffer[phase];
+    phase ^= 1;
+    if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = v;
+    __syncthreads();
+    A r = warps[0];
+#pragma unroll
+    for (int w = 1; w < Threads / 32; ++w) r = combine(r, warps[w]);
+    return r;
+}
+
+// Where one row's operands start, and whether they take 16-byte accesses.
+template <typename S, int NIn>
+struct cuda_row_start {
+    S* out;
+    S const* in[NIn];
+    bool vector;      // every input contiguous and 16-byte aligned, or broadcast
+    bool vector_out;  // the output contiguous and 16-byte aligned
+};
+
+template <typename S, int NIn, int L, typename P>
+__device__ __forceinline__ cuda_row_start<S, NIn> cuda_row_start_of(P const& p, std::int64_t m) {
+    cuda_row_start<S, NIn> r;
+    r.out = static_cast<S*>(p.starts.data[0]) + p.row_offset(0, m);
+    r.vector = L > 1;
+    for (int k = 0; k < NIn; ++k) {
+        r.in[k] = static_cast<S const*>(p.starts.data[1 + k]) + p.row_offset(1 + k, m);
+        r.vector = r.vector && (p.inner[1 + k] == 0 ||
+                                (p.inner[1 + k] == 1 && reinterpret_cast<std::uintptr_t>(r.in[k]) % 16 == 0));
+    }
+    r.vector_out = L > 1 && p.inner[0] == 1 && reinterpret_cast<std::uintptr_t>(r.out) % 16 == 0;
+    return r;
+}
+
+// Resident: the row stays in registers (Chunks 16-byte chunks per thread
+// and input); else each pass loads it again.
+template <dtype D, typename S, typename C, int NIn, bool Resident, typename Stats, typename F>
+__global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NIn>))
+    cuda_rows_kernel(Stats const stats, F const f, cuda_rows<1 + NIn> const p) {
+    constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
+    constexpr int Threads = cuda_rows_threads;
+    constexpr int Chunks = Resident ? (cuda_rows_values / L > 0 ? cuda_rows_values / L : 1) : 1;
+    constexpr int NS = Stats::count;
+    using chunk = cuda_chunk<S, L>;
+    __shared__ C warp_values[2][Threads / 32];
+    int phase = 0;
+    std::int64_t const n = p.row_size;
+    for (std::int64_t m = blockIdx.x; m < p.rows; m += gridDim.x) {
+        cuda_row_start<S, NIn> const row = cuda_row_start_of<S, NIn, L>(p, m);
+        chunk resident[Chunks][NIn];
+        if constexpr (Resident) {
+#pragma unroll
+            for (int c = 0; c < Chunks; ++c) {
+                std::int64_t const q = std::int64_t{c} * Threads + threadIdx.x;
+                if (q * L < n) cuda_rows_load<S, NIn, L>(p, row.in, row.vector, q, resident[c]);
+            }
+        }
+        // body(q, valid, values) for each of this thread's chunks of the row,
+        // in order; valid: how many of the chunk's values are inside the row.
+        auto const each_chunk = [&](auto&& body) {
+            auto const valid_in = [&](std::int64_t q) {
+                std::int64_t const left = n - q * L;
+                return left < L ? static_cast<int>(left) : L;
+            };
+            if constexpr (Resident) {
+#pragma unroll
+                for (int c = 0; c < Chunks; ++c) {
+                    std::int64_t const q = std::int64_t{c} * Threads + threadIdx.x;
+                    if (q * L < n) body(q, valid_in(q), resident[c]);
+                }
+            } else {
+                for (std::int64_t q = threadIdx.x; q * L < n; q += Threads) {
+                    chunk values[NIn];
+                    cuda_rows_load<S, NIn, L>(p, row.in, row.vector, q, values);
+                    body(q, valid_in(q), values);
+                }
+            }
+        };
+        C s[NS > 0 ? NS : 1];
+        auto const statistic = [&](auto index) {
+            constexpr std::size_t I = decltype(index)::value;
+            auto const& stat = stats.template get<I>();
+            C acc = stat.combine.template identity<C>();
+            each_chunk([&](std::int64_t, int valid, chunk const(&values)[NIn]) {
+                [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
+                    cuda_rows_each_value<L>(valid, [&](int e) {
+                        acc = stat.combine(acc, static_cast<C>(stat.map(static_cast<C>(values[K].v[e])..., s[J]...)));
+                    });
+                }
+                (std::make_index_sequence<NIn>{}, std::make_index_sequence<I>{});
+            });
+            s[I] = cuda_block_all_fold<Threads>(stat.combine, acc, warp_values, phase);
+        };
+        [&]<std::size_t... I>(std::index_sequence<I...>) { (statistic(std::integral_constant<std::size_t, I>{}), ...); }
+        (std::make_index_sequence<NS>{});
+        each_chunk([&](std::int64_t q, int valid, chunk const(&values)[NIn]) {
+            [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
+                C r[L];
+                cuda_rows_each_value<L>(
+                    valid, [&](int e) { r[e] = static_cast<C>(f(static_cast<C>(values[K].v[e])..., s[J]...)); });
+                std::int64_t const first = q * L;
+                if (row.vector_out && valid == L) {
+                    cuda_store_chunk<S, L>(row.out + first, cuda_pack_chunk<D, S, C, L>(r));
+                } else {
+                    cuda_rows_each_value<L>(valid,
+                                            [&](int e) { row.out[(first + e) * p.inner[0]] = static_cast<S>(r[e]); });
+                }
+            }
+            (std::make_index_sequence<NIn>{}, std::make_index_sequence<NS>{});
+        });
+    }
+}
+
+// Launches on the current device, which must be the operands'.
+template <dtype D, typename S, typename C, int NIn, typename Stats, typename F>
+void cuda_transform_rows(Stats const& stats, F const& f, row_layout const& layout, int operands_device) {
+    char const* const op = "transform_rows";
+    if (layout.rows == 0 || layout.row_size == 0) return;
+    int const device = require_current_device(op, operands_device);
+    std::string const where = std::string(op) + " on cuda:" + std::to_string(device);
+    auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
+    cuda_rows<1 + NIn> p{};
+    p.starts = to_cuda_layout<1 + NIn>(layout.starts);
+    for (int k = 0; k < 1 + NIn; ++k) p.inner[k] = layout.inner[k];
+    p.row_size = layout.row_size;
+    p.rows = layout.rows;
+    constexpr std::int64_t L = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
+    constexpr std::int64_t resident_chunks = cuda_rows_values / L > 0 ? cuda_rows_values / L : 1;
+    constexpr int threads = cuda_rows_threads;
+    auto const grid_for = [](std::int64_t blocks) {
+        return static_cast<unsigned>(blocks < cuda_max_grid ? blocks : cuda_max_grid);
+    };
+    if (layout.row_size <= resident_chunks * L * threads)
+        cuda_rows_kernel<D, S, C, NIn, true><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
+    else
+        cuda_rows_kernel<D, S, C, NIn, false><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
+    cuda_check(cudaGetLastError(), "transform_rows kernel launch", where);
+}
+
+}  // namespace switchyard::detail
