@@ -783,6 +783,31 @@ TEST_CASE("transform_rows: in place, NaN and inf, and statistics without a map",
     CHECK(ob[4] == 5.0f);
 }
 
+TEST_CASE("transform_rows and reduce on bool: any of a row", "[rows]") {
+    // Buffers of bool compute values (strided rows are converted, long rows
+    // have block partials) must not be std::vector<bool>.
+    using tag = cpu_tag<sy::dtype::boolean>;
+    std::vector<char> storage(2 * 70000, 0);  // bytes holding bools
+    bool* const b = reinterpret_cast<bool*>(storage.data());
+    b[1] = true;       // outside the view: every other element of each row
+    b[139998] = true;  // row 1's last element in the view
+    std::int64_t const sizes[2] = {2, 35000}, strides[2] = {70000, 2}, out_strides[2] = {35000, 1};
+    auto const x = sy::strided_ref::make(b, sy::dtype::boolean, sy::device_kind::cpu, sizes, strides, 2, "x");
+    std::vector<char> out_storage(2 * 35000, 1);
+    bool* const o = reinterpret_cast<bool*>(out_storage.data());
+    auto const out = sy::strided_ref::make(o, sy::dtype::boolean, sy::device_kind::cpu, sizes, out_strides, 2, "out");
+    sy::transform_rows(
+        tag{}, out, sy::row_stats(sy::amax), [](bool v, bool any) { return any && !v; }, x);
+    CHECK(!o[0]);
+    CHECK(o[35000]);
+    CHECK(!o[2 * 35000 - 1]);
+    bool any[2] = {true, false};
+    auto const anys = sy::strided_ref::contiguous(any, sy::dtype::boolean, sy::device_kind::cpu, {2}, "any");
+    sy::reduce(tag{}, anys, sy::dims{1}, sy::amax, x);
+    CHECK(!any[0]);
+    CHECK(any[1]);
+}
+
 TEST_CASE("transform_rows: errors name the argument and what is allowed", "[rows]") {
     constexpr auto f32 = sy::dtype::f32;
     using tag = cpu_tag<f32>;

@@ -17,6 +17,7 @@ struct softmax_op {
     static void op(Tag tag, sy::op_args const& args) {
         using C = sy::compute_t<Tag>;
         auto const shifted_exp = [] SWITCHYARD_HOST_DEVICE(C x, C max) { return sy::exp(x - max); };
+        // One division per row (1 / sum is hoisted out of the loop), not per value.
         auto const normalized = [] SWITCHYARD_HOST_DEVICE(C x, C max, C sum) {
             return sy::exp(x - max) * (C(1) / sum);
         };

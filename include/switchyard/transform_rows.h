@@ -12,9 +12,11 @@
 //
 // Statistic k's map takes the inputs' values and statistics 0..k-1; f takes
 // the inputs' values and every statistic. Unlike a reduction followed by a
-// transform, the statistics never leave the device's registers or cache and
-// the row is read from memory once: each device keeps it close (a CPU task
-// per row in cache, a CUDA block per row in registers) while the passes run.
+// transform, the statistics never leave the device's registers or cache, and
+// each device keeps the row close while the passes run (a CPU task per row
+// in cache, a CUDA block per row in registers), so a row is read from memory
+// once: on CUDA rows of up to 4096 values, on the CPU rows that fit its
+// cache; longer rows are read again by each pass.
 //
 // Inputs broadcast to out's shape (PyTorch's rules); out may be an input
 // exactly (in place). Statistics accumulate in compute_t<Tag> in an order
@@ -66,8 +68,21 @@ using row_stat_at = std::remove_cvref_t<decltype(std::declval<Stats const&>().te
 template <typename C, typename Stat, std::size_t... Args>
 constexpr bool row_stat_valid(std::index_sequence<Args...>) {
     using combine_type = decltype(Stat::combine);
-    return reduction_combine_for<combine_type, C> && !is_indexed_combine_v<combine_type> &&
-           std::is_invocable_v<decltype(Stat::map) const&, per_input<C, std::integral_constant<std::size_t, Args>>...>;
+    using map_type = decltype(Stat::map) const&;
+    if constexpr (std::is_invocable_v<map_type, per_input<C, std::integral_constant<std::size_t, Args>>...>)
+        return reduction_combine_for<combine_type, C> && !is_indexed_combine_v<combine_type> &&
+               std::is_convertible_v<
+                   std::invoke_result_t<map_type, per_input<C, std::integral_constant<std::size_t, Args>>...>, C>;
+    else
+        return false;
+}
+
+template <typename Stats>
+constexpr int row_stat_count() {
+    if constexpr (is_row_stats_v<Stats>)
+        return Stats::count;
+    else
+        return 0;
 }
 
 template <typename C, int NIn, typename Stats, std::size_t... I>
@@ -101,12 +116,19 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
     using S = storage_t<Tag>;
     constexpr dtype type = core_dtype_v<detail::tag_dtype<Tag>::value>;
     constexpr device_kind device = tag_device_v<Tag>;
-    constexpr int NS = Stats::count;
-    static_assert(detail::row_stats_valid<C, NIn, Stats>(std::make_index_sequence<NS>{}),
+    static_assert(device == device_kind::cpu || device == device_kind::cuda,
+                  "transform_rows: runs on the CPU and CUDA in this version, not on shader devices (WebGPU, "
+                  "Metal); compose transform_reduce and transform there");
+    constexpr int NS = detail::row_stat_count<Stats>();
+    // Past a wrong third argument or device, the one error above is enough.
+    constexpr bool can_run =
+        detail::is_row_stats_v<Stats> && (device == device_kind::cpu || device == device_kind::cuda);
+    static_assert(!can_run || detail::row_stats_valid<C, NIn, Stats>(std::make_index_sequence<NS>{}),
                   "transform_rows: each statistic needs a combine (sy::sum, sy::prod, sy::amin, sy::amax or "
                   "sy::combine(op, identity); not argmin or argmax) and a map callable with one compute_t<Tag> "
-                  "value per input and then one per earlier statistic");
-    static_assert(detail::row_map_valid<C, F>(std::make_index_sequence<NIn + NS>{}),
+                  "value per input and then one per earlier statistic, returning a value convertible to "
+                  "compute_t<Tag>");
+    static_assert(!can_run || detail::row_map_valid<C, F>(std::make_index_sequence<NIn + NS>{}),
                   "transform_rows: f must be callable with one compute_t<Tag> value per input and then one per "
                   "statistic, and return one value convertible to compute_t<Tag>");
 
@@ -116,7 +138,9 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
     for (int k = 0; k < NIn; ++k) detail::check_operand<Tag>(ins[k], out_ref, "input", op);
     row_layout const layout = make_row_layout(op, out_ref, ins, NIn);
 
-    if constexpr (device == device_kind::cpu) {
+    if constexpr (!can_run) {
+        // Refused above.
+    } else if constexpr (device == device_kind::cpu) {
         detail::cpu_transform_rows<type, S, C, NIn>(tag, stats, f, layout);
     } else if constexpr (device == device_kind::cuda) {
 #if defined(__CUDACC__)
@@ -125,10 +149,6 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
         static_assert(device != device_kind::cuda,
                       "transform_rows: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
-    } else {
-        static_assert(device == device_kind::cpu || device == device_kind::cuda,
-                      "transform_rows: runs on the CPU and CUDA in this version, not on shader devices (WebGPU, "
-                      "Metal); compose transform_reduce and transform there");
     }
 }
 

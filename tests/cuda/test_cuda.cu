@@ -844,9 +844,10 @@ void test_reduce(char const* label) {
     dev.free(dummy);
 }
 
-// transform_rows (softmax; a layernorm with a gain broadcast along the row)
-// against the CPU's: close, and the same bits run to run, on another stream,
-// and from a misaligned copy (value-by-value loads at the same positions).
+// transform_rows (softmax; a layernorm with a gain broadcast along the row;
+// three statistics; none) against the CPU's: close, and the same bits run
+// to run, on another stream, from a misaligned copy (value-by-value loads at
+// the same positions) and in place.
 template <dtype D>
 void test_transform_rows(char const* label) {
     using S = sy::dtype_storage_t<D>;
@@ -856,6 +857,7 @@ void test_transform_rows(char const* label) {
     struct rows_case {
         char const* what;
         std::vector<std::int64_t> sizes, strides;
+        bool x_broadcast = false;  // x repeats along the row: out is row-major, not in place
     };
     std::vector<rows_case> const cases = {
         {"rows of 1000", {64, 1000}, {1000, 1}},
@@ -863,6 +865,9 @@ void test_transform_rows(char const* label) {
         {"long rows", {5, 50000}, {50000, 1}},
         {"short rows", {1000, 13}, {13, 1}},
         {"transposed", {64, 96}, {1, 64}},
+        {"reversed rows", {4, 100}, {100, -1}},
+        {"every other column", {8, 50}, {100, 2}},
+        {"x broadcast along the row", {6, 40}, {1, 0}, true},
         {"rank 3", {3, 5, 300}, {1500, 300, 1}},
         {"rank 0", {}, {}},
         {"empty rows", {4, 0}, {1, 1}},
@@ -870,27 +875,39 @@ void test_transform_rows(char const* label) {
     sy::cuda_device dev{0};
     int wrong = 0;
     for (auto const& c : cases) {
-        std::int64_t numel = 1, extent = 2;  // one spare element: the misaligned copy starts at element 1
+        // The elements' reach either way from the origin, plus one spare
+        // element: the misaligned copy starts one element later.
+        std::int64_t numel = 1, lo = 0, hi = 0;
         for (std::size_t d = 0; d < c.sizes.size(); ++d) {
             numel *= c.sizes[d];
-            extent += (c.sizes[d] - 1) * c.strides[d];
+            std::int64_t const reach = c.sizes[d] > 0 ? (c.sizes[d] - 1) * c.strides[d] : 0;
+            (reach < 0 ? lo : hi) += reach;
         }
-        if (numel == 0) extent = 2;
+        std::int64_t const origin = -lo, extent = hi - lo + 2;
+        auto const rank = static_cast<std::int64_t>(c.sizes.size());
+        std::vector<std::int64_t> out_strides(c.sizes.size());
+        sy::strided_ref::row_major_strides(c.sizes.data(), rank, out_strides.data());
+        std::vector<std::int64_t> const& o_strides = c.x_broadcast ? out_strides : c.strides;
         std::int64_t const n = c.sizes.empty() ? 1 : c.sizes.back();
         std::vector<S> hx(extent), shifted(extent), hgain(std::max<std::int64_t>(n, 1));
         for (std::int64_t i = 0; i < extent; ++i) hx[i] = static_cast<S>(static_cast<C>(i % 29) * C(0.25) - C(2));
         for (std::int64_t i = 0; i + 1 < extent; ++i) shifted[i + 1] = hx[i];
         for (std::size_t j = 0; j < hgain.size(); ++j) hgain[j] = static_cast<S>(C(0.5) + static_cast<C>(j % 3));
+        std::int64_t const out_extent = std::max<std::int64_t>(extent, numel + 2);
         void* dx = dev.alloc(extent * sizeof(S));
         void* dshift = dev.alloc(extent * sizeof(S));
         void* dgain = dev.alloc(hgain.size() * sizeof(S));
-        void* dout = dev.alloc(extent * sizeof(S));
+        void* dout = dev.alloc(out_extent * sizeof(S));
         dev.copy_from_host(dx, hx.data(), extent * sizeof(S));
         dev.copy_from_host(dshift, shifted.data(), extent * sizeof(S));
         dev.copy_from_host(dgain, hgain.data(), hgain.size() * sizeof(S));
-        auto ref = [&](void* base, std::int64_t offset, device_kind k, char const* name) {
-            return sy::strided_ref::make(static_cast<S*>(base) + offset, D, k, c.sizes.data(), c.strides.data(),
-                                         static_cast<std::int64_t>(c.sizes.size()), name);
+        auto x_ref = [&](void* base, std::int64_t offset, device_kind k) {
+            return sy::strided_ref::make(static_cast<S*>(base) + origin + offset, D, k, c.sizes.data(),
+                                         c.strides.data(), rank, "x");
+        };
+        auto out_ref = [&](void* base, std::int64_t offset, device_kind k) {
+            return sy::strided_ref::make(static_cast<S*>(base) + origin + offset, D, k, c.sizes.data(),
+                                         o_strides.data(), rank, "out");
         };
         std::int64_t const gain_rank = c.sizes.empty() ? 0 : 1, one = 1;
         auto gain = [&](void* base, device_kind k) {
@@ -908,23 +925,31 @@ void test_transform_rows(char const* label) {
             return (v - mean) / sy::sqrt(variance + C(1e-5)) * g;
         };
         auto const norm_stats = sy::row_stats(sy::row_stat(sy::sum, mean_term), sy::row_stat(sy::sum, variance_term));
+        // Three statistics: the shared memory of the block's fold is reused.
+        auto const above_min = [inv_n] SWITCHYARD_HOST_DEVICE(C v, C, C lo) { return (v - lo) * inv_n; };
+        auto const three_stats = sy::row_stats(sy::amax, sy::amin, sy::row_stat(sy::sum, above_min));
+        auto const scaled = [] SWITCHYARD_HOST_DEVICE(C v, C hi, C lo, C mean) {
+            return (v - lo) / (hi - lo + C(1)) + mean;
+        };
+        auto const affine = [] SWITCHYARD_HOST_DEVICE(C v) { return v * C(2) + C(1); };
+        constexpr int programs = 4;
         bool all_same = true;
         int close = 0;
-        for (int which = 0; which < 2; ++which) {
+        for (int which = 0; which < programs; ++which) {
             auto run = [&](auto tag, void* out, void* x, std::int64_t offset, void* g, device_kind k) {
-                if (which == 0)
-                    sy::transform_rows(tag, ref(out, offset, k, "out"), softmax_stats, normalized,
-                                       ref(x, offset, k, "x"));
-                else
-                    sy::transform_rows(tag, ref(out, offset, k, "out"), norm_stats, normalize, ref(x, offset, k, "x"),
-                                       gain(g, k));
+                auto const o = out_ref(out, offset, k);
+                auto const xs = x_ref(x, offset, k);
+                if (which == 0) sy::transform_rows(tag, o, softmax_stats, normalized, xs);
+                if (which == 1) sy::transform_rows(tag, o, norm_stats, normalize, xs, gain(g, k));
+                if (which == 2) sy::transform_rows(tag, o, three_stats, scaled, xs);
+                if (which == 3) sy::transform_rows(tag, o, sy::row_stats(), affine, xs);
             };
-            std::vector<S> want(extent), got(extent), again(extent), other(extent), in_place(extent);
+            std::vector<S> want(out_extent), got(out_extent), again(out_extent), other(out_extent), in_place(extent);
             run(cpu{}, want.data(), hx.data(), 0, hgain.data(), device_kind::cpu);
             run(gpu{}, dout, dx, 0, dgain, device_kind::cuda);
-            dev.copy_to_host(got.data(), dout, extent * sizeof(S));
+            dev.copy_to_host(got.data(), dout, out_extent * sizeof(S));
             run(gpu{}, dout, dx, 0, dgain, device_kind::cuda);
-            dev.copy_to_host(again.data(), dout, extent * sizeof(S));
+            dev.copy_to_host(again.data(), dout, out_extent * sizeof(S));
             {
                 cudaStream_t stream = nullptr;
                 cudaStreamCreate(&stream);
@@ -933,30 +958,31 @@ void test_transform_rows(char const* label) {
                 cudaStreamSynchronize(stream);
                 cudaStreamDestroy(stream);
             }
-            dev.copy_to_host(other.data(), dout, extent * sizeof(S));
-            run(gpu{}, dshift, dshift, 1, dgain, device_kind::cuda);  // in place
-            dev.copy_to_host(in_place.data(), dshift, extent * sizeof(S));
-            dev.copy_from_host(dshift, shifted.data(), extent * sizeof(S));
-            // Compare the elements the layout covers.
-            std::vector<std::int64_t> at(c.sizes.size());
+            dev.copy_to_host(other.data(), dout, out_extent * sizeof(S));
+            if (!c.x_broadcast) {
+                run(gpu{}, dshift, dshift, 1, dgain, device_kind::cuda);  // in place
+                dev.copy_to_host(in_place.data(), dshift, extent * sizeof(S));
+                dev.copy_from_host(dshift, shifted.data(), extent * sizeof(S));
+            }
+            // Compare the elements the output covers.
             for (std::int64_t i = 0; i < numel; ++i) {
-                std::int64_t rest = i, offset = 0;
+                std::int64_t rest = i, offset = origin;
                 for (std::size_t d = c.sizes.size(); d-- > 0;) {
-                    offset += rest % c.sizes[d] * c.strides[d];
+                    offset += rest % c.sizes[d] * o_strides[d];
                     rest /= c.sizes[d];
                 }
                 all_same = all_same && std::memcmp(&got[offset], &again[offset], sizeof(S)) == 0 &&
                            std::memcmp(&got[offset], &other[offset + 1], sizeof(S)) == 0 &&
-                           std::memcmp(&got[offset], &in_place[offset + 1], sizeof(S)) == 0;
+                           (c.x_broadcast || std::memcmp(&got[offset], &in_place[offset + 1], sizeof(S)) == 0);
                 double const g = static_cast<double>(static_cast<C>(got[offset])),
                              w = static_cast<double>(static_cast<C>(want[offset]));
                 double const scale = which == 0 ? 1e-6 : 1.0;
                 close += std::fabs(g - w) <= (sizeof(S) == 2 ? 1e-2 : 1e-5) * (std::fabs(w) + scale);
             }
         }
-        if (!all_same || close != 2 * numel) {
+        if (!all_same || close != programs * numel) {
             std::printf("transform_rows %s %s: same bits %d, %d of %lld close to the CPU\n", label, c.what, all_same,
-                        close, static_cast<long long>(2 * numel));
+                        close, static_cast<long long>(programs * numel));
             ++wrong;
         }
         dev.free(dx);

@@ -11,7 +11,8 @@
 //
 // Inputs broadcast to the output's shape and are checked as transform's are
 // (view/elementwise_layout.h): the same errors, and the output may be an
-// input exactly (in place: a row is read whole before it is written).
+// input exactly (in place: a row's statistics are final before any of it is
+// written, and each element is read before it is written).
 // A rank-0 output is one row of one element.
 #pragma once
 

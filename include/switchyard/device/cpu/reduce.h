@@ -20,9 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "switchyard/core/combine.h"
 #include "switchyard/core/dtype.h"
@@ -388,19 +388,21 @@ void cpu_transform_reduce_on(Pool& pool, Combine const& combine, F const& f, red
         }
     }
     reduce_plan const plan = make_reduce_plan(layout);
-    std::vector<A> partials(plan.blocks > 1 ? static_cast<std::size_t>(layout.kept_numel * plan.blocks) : 0);
+    // Not std::vector: A may be bool (an amax of bools), which it packs.
+    auto const partials = std::make_unique_for_overwrite<A[]>(
+        plan.blocks > 1 ? static_cast<std::size_t>(layout.kept_numel * plan.blocks) : 0);
     auto const tasks_fn = reduce_tasks_for<D, S, C, NIn, Combine, F>(host_cpu_isa());
     double const values_per_task =
         static_cast<double>(plan.block_size) * static_cast<double>(layout.reduced_inner ? 1 : plan.tile);
     pool.parallel_for(
         std::int64_t{0}, plan.tasks, parallel_hint{0, values_per_task * reduce_ns_per_value * NIn},
-        [&](std::int64_t t0, std::int64_t t1) { tasks_fn(combine, f, layout, plan, partials.data(), t0, t1); });
+        [&](std::int64_t t0, std::int64_t t1) { tasks_fn(combine, f, layout, plan, partials.get(), t0, t1); });
     if (plan.blocks == 1) return;
     pool.parallel_for(std::int64_t{0}, layout.kept_numel,
                       parallel_hint{0, static_cast<double>(plan.blocks) * reduce_ns_per_value},
                       [&](std::int64_t m0, std::int64_t m1) {
                           for (std::int64_t m = m0; m < m1; ++m) {
-                              A const v = fold_pairwise(combine, partials.data() + m * plan.blocks, plan.blocks);
+                              A const v = fold_pairwise(combine, partials.get() + m * plan.blocks, plan.blocks);
                               reduce_store<D, S>(layout, m, v);
                           }
                       });

@@ -1,12 +1,13 @@
 // transform_rows on the CPU: the runner behind switchyard/transform_rows.h.
 //
-// Rows go to the pool in chunks; a task runs one row at a time, so a row's
-// inputs are read from memory once and stay in cache while its passes run:
-// one pass per statistic, then the pass that maps and stores. An input whose
-// storage is its compute type and contiguous along the row is read in
-// place; any other (f16, bf16, strided, broadcast) is converted once into a
-// per-task buffer of compute values when the row's inputs fit
-// cpu_rows_cache_bytes, else block by block in every pass.
+// Rows go to the pool in chunks; a task runs one row at a time, so that a
+// row stays in cache while its passes run (one per statistic, then the pass
+// that maps and stores) and is read from memory once, for rows that fit
+// the cache. An input whose storage is its compute type and contiguous
+// along the row is read directly; any other (f16, bf16, strided) is
+// converted once per row into a per-task buffer when the row's converted
+// inputs fit cpu_rows_cache_bytes, else block by block in every pass; an
+// input broadcast along the row is one block of copies of its value.
 //
 // A statistic folds the row in blocks of reduce_row_block values, each into
 // W lanes (value j into lane j % W) folded by halving, and the blocks'
@@ -18,8 +19,8 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <memory>
 #include <utility>
-#include <vector>
 
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/row_stat.h"
@@ -32,26 +33,52 @@
 
 namespace switchyard::detail {
 
-// A row's inputs, converted, up to this size stay in a buffer for all passes.
+// A row's converted inputs up to this size stay in a buffer for all passes.
 inline constexpr std::int64_t cpu_rows_cache_bytes = 256 * 1024;
 
-// Where one task's rows read their inputs from.
+// Where one task's rows read their inputs from: in place where the storage
+// is the compute type and contiguous, else from a buffer of converted
+// values: the whole row (when the row's converted inputs fit
+// cpu_rows_cache_bytes: loaded by the row's first pass), one block (loaded
+// again for every block and pass), or, for an input broadcast along the
+// row, one block of copies of its value.
 template <dtype D, typename S, typename C, int NIn>
 struct row_inputs {
     S const* start[NIn];
     std::int64_t inner[NIn];
-    C* buffer;              // NIn x capacity compute values
-    std::int64_t capacity;  // the whole row when it is cached, else one block
-    bool cached;
+    C* buffer[NIn];  // null: read directly
+    bool whole_row = false;
 
-    static constexpr bool in_place(std::int64_t inner) { return std::is_same_v<S, C> && inner == 1; }
+    static constexpr bool read_directly(std::int64_t inner) { return std::is_same_v<S, C> && inner == 1; }
 
-    // Input k's values [j0, j0 + n) of the row; `first_pass` loads a cached
-    // row's values, later passes find them in the buffer.
+    // Sets up the buffers for rows of n values; returns how many compute
+    // values they need in all (`into` null) or points them into `into`.
+    std::int64_t place_buffers(std::int64_t n, C* into) {
+        std::int64_t const block = n < reduce_row_block ? n : reduce_row_block;
+        std::int64_t converted = 0;
+        for (int k = 0; k < NIn; ++k) converted += !read_directly(inner[k]) && inner[k] != 0;
+        whole_row = static_cast<std::int64_t>(sizeof(C)) * n * converted <= cpu_rows_cache_bytes;
+        std::int64_t used = 0;
+        for (int k = 0; k < NIn; ++k) {
+            buffer[k] = nullptr;
+            if (read_directly(inner[k])) continue;
+            if (into) buffer[k] = into + used;
+            used += inner[k] != 0 && whole_row ? n : block;
+        }
+        return used;
+    }
+
+    // Input k's values [j0, j0 + n) of the row (n at most reduce_row_block);
+    // `first_pass` says this is the row's first pass, which fills the
+    // buffers that later passes reuse.
     SWITCHYARD_INLINE C const* values(int k, std::int64_t j0, std::int64_t n, bool first_pass) const {
-        if (in_place(inner[k])) return reinterpret_cast<C const*>(start[k]) + j0;
-        C* const into = buffer + k * capacity + (cached ? j0 : 0);
-        if (!cached || first_pass) load_block<D>(start[k] + j0 * inner[k], inner[k], into, n);
+        if (!buffer[k]) return reinterpret_cast<C const*>(start[k]) + j0;
+        if (inner[k] == 0) {
+            if (first_pass && j0 == 0) load_block<D>(start[k], 0, buffer[k], n);
+            return buffer[k];
+        }
+        C* const into = buffer[k] + (whole_row ? j0 : 0);
+        if (!whole_row || first_pass) load_block<D>(start[k] + j0 * inner[k], inner[k], into, n);
         return into;
     }
 };
@@ -100,19 +127,18 @@ SWITCHYARD_INLINE void rows_tasks(Stats const& stats, F const& f, row_layout con
     std::int64_t const n = layout.row_size;
     row_inputs<D, S, C, NIn> in{};
     for (int k = 0; k < NIn; ++k) in.inner[k] = layout.inner[1 + k];
-    in.cached = static_cast<std::int64_t>(NIn * sizeof(C)) * n <= cpu_rows_cache_bytes;
-    in.capacity = in.cached ? n : reduce_row_block;
-    std::vector<C> buffer(static_cast<std::size_t>(NIn * in.capacity));
-    std::vector<C> partials(static_cast<std::size_t>((n + reduce_row_block - 1) / reduce_row_block));
-    in.buffer = buffer.data();
+    auto const buffer = std::make_unique_for_overwrite<C[]>(static_cast<std::size_t>(in.place_buffers(n, nullptr)));
+    in.place_buffers(n, buffer.get());
+    auto const partials =
+        std::make_unique_for_overwrite<C[]>(static_cast<std::size_t>((n + reduce_row_block - 1) / reduce_row_block));
     std::int64_t const out_inner = layout.inner[0];
-    bool const out_in_place = std::is_same_v<S, C> && out_inner == 1;
+    bool const write_directly = std::is_same_v<S, C> && out_inner == 1;
     for (std::int64_t m = m0; m < m1; ++m) {
         S* const out = static_cast<S*>(layout.starts.data[0]) + layout.row_offset(0, m);
         for (int k = 0; k < NIn; ++k)
             in.start[k] = static_cast<S const*>(layout.starts.data[1 + k]) + layout.row_offset(1 + k, m);
         C s[NS > 0 ? NS : 1];
-        [&]<std::size_t... J>(std::index_sequence<J...>) { (row_statistic<J>(st, in, n, s, partials.data()), ...); }
+        [&]<std::size_t... J>(std::index_sequence<J...>) { (row_statistic<J>(st, in, n, s, partials.get()), ...); }
         (std::make_index_sequence<NS>{});
         // The map, stored block by block.
         [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
@@ -122,9 +148,9 @@ SWITCHYARD_INLINE void rows_tasks(Stats const& stats, F const& f, row_layout con
                 std::int64_t const len = n - j0 < B ? n - j0 : B;
                 C const* v[NIn];
                 for (int k = 0; k < NIn; ++k) v[k] = in.values(k, j0, len, NS == 0);
-                C* const o = out_in_place ? reinterpret_cast<C*>(out) + j0 : staged;
+                C* const o = write_directly ? reinterpret_cast<C*>(out) + j0 : staged;
                 for (std::int64_t j = 0; j < len; ++j) o[j] = static_cast<C>(kernel(v[K][j]..., stat[J]...));
-                if (!out_in_place) store_block<D>(staged, out + j0 * out_inner, out_inner, len);
+                if (!write_directly) store_block<D>(staged, out + j0 * out_inner, out_inner, len);
             }
         }
         (std::make_index_sequence<NIn>{}, std::make_index_sequence<NS>{});

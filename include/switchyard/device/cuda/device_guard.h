@@ -1,12 +1,9 @@
 // cuda_device_guard: makes a CUDA device current for a scope and restores the
-// caller's device afterwards (also when an exception leaves the scope); and
-// detail::require_current_device, the runners' check that the operands'
-// device is the current one.
+// caller's device afterwards (also when an exception leaves the scope).
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <stdexcept>
 #include <string>
 
 #include "switchyard/device/cuda/error.h"
@@ -32,20 +29,5 @@ public:
 private:
     int previous_ = 0;
 };
-
-namespace detail {
-
-// The current device, which must be the operands' (`op` names the call).
-inline int require_current_device(char const* op, int operands_device) {
-    int device = 0;
-    cuda_check(cudaGetDevice(&device), "cudaGetDevice", op);
-    if (device != operands_device)
-        throw std::invalid_argument(std::string(op) + ": the operands are on cuda:" + std::to_string(operands_device) +
-                                    " but the current device is cuda:" + std::to_string(device) +
-                                    "; make their device current (cudaSetDevice, or a device guard)");
-    return device;
-}
-
-}  // namespace detail
 
 }  // namespace switchyard

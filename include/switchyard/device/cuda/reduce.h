@@ -35,7 +35,7 @@
 #include "switchyard/core/combine.h"
 #include "switchyard/core/dtype.h"
 #include "switchyard/device/cuda/current_stream.h"
-#include "switchyard/device/cuda/device_guard.h"
+#include "switchyard/device/cuda/current_device.h"
 #include "switchyard/device/cuda/error.h"
 #include "switchyard/device/cuda/scratch_pool.h"
 #include "switchyard/device/cuda/transform.h"

@@ -35,7 +35,7 @@
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/results.h"
 #include "switchyard/device/cuda/current_stream.h"
-#include "switchyard/device/cuda/device_guard.h"
+#include "switchyard/device/cuda/current_device.h"
 #include "switchyard/device/cuda/error.h"
 #include "switchyard/device/cuda/for_each.h"
 #include "switchyard/view/elementwise_layout.h"

@@ -3,8 +3,8 @@
 //
 // One block of 256 threads per row. Thread t owns the row's 16-byte chunks
 // t, t + 256, ... (a chunk is 16 / sizeof(storage) values), read with one
-// 16-byte load per input where the input is contiguous along the row and
-// its row starts 16-byte aligned, or broadcast along it (one value), else
+// 16-byte load per input where every input is contiguous along the row with
+// its row's start 16-byte aligned, or broadcast along it (one value), else
 // value by value at the same positions. A row of up to 4096 values is
 // loaded once into registers, kept as loaded (storage values, converted
 // where used), and every pass (one per statistic, then the map and the
@@ -30,7 +30,7 @@
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/row_stat.h"
 #include "switchyard/device/cuda/current_stream.h"
-#include "switchyard/device/cuda/device_guard.h"
+#include "switchyard/device/cuda/current_device.h"
 #include "switchyard/device/cuda/error.h"
 #include "switchyard/device/cuda/reduce.h"
 #include "switchyard/device/cuda/transform.h"
@@ -42,21 +42,25 @@ namespace switchyard::detail {
 // Threads per row (a block), and the storage values per thread and input
 // that a row keeps in registers: rows of up to 4096 values stay resident.
 inline constexpr int cuda_rows_threads = 256;
-inline constexpr int cuda_rows_values = 16;
+inline constexpr int cuda_rows_resident_values = 16;
 // Blocks (rows) per SM the kernel's registers must allow: a row's passes
 // wait on its loads and barriers, so throughput follows the rows in flight
-// (docs/benchmarks.md). Six, or fewer where a row's values need more than
-// the 40 registers a thread then has (about 24 go to everything else).
+// (docs/benchmarks.md). Six where a row's values leave room, fewer where
+// they need more registers: about cuda_rows_other_registers go to
+// everything but the values, which are converted to 4 or 8 bytes each.
+inline constexpr int cuda_rows_other_registers = 24;
+inline constexpr int cuda_registers_per_sm = 65536;
 template <typename S, int NIn>
 inline constexpr int cuda_rows_min_blocks = [] {
-    int const value_registers = NIn * cuda_rows_values * static_cast<int>(sizeof(S)) / 4;
-    int const blocks = 65536 / cuda_rows_threads / (24 + value_registers);
+    int const value_bytes = sizeof(S) < 4 ? 4 : static_cast<int>(sizeof(S));
+    int const value_registers = NIn * cuda_rows_resident_values * value_bytes / 4;
+    int const blocks = cuda_registers_per_sm / cuda_rows_threads / (cuda_rows_other_registers + value_registers);
     return blocks < 1 ? 1 : blocks > 6 ? 6 : blocks;
 }();
 
 // The layout as a kernel parameter: the output, then NIn inputs.
 template <int N>
-struct cuda_rows {
+struct cuda_row_layout {
     cuda_layout<N> starts;
     std::int64_t inner[N];
     std::int64_t row_size;
@@ -156,10 +160,10 @@ __device__ __forceinline__ cuda_row_start<S, NIn> cuda_row_start_of(P const& p, 
 // and input); else each pass loads it again.
 template <dtype D, typename S, typename C, int NIn, bool Resident, typename Stats, typename F>
 __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NIn>))
-    cuda_rows_kernel(Stats const stats, F const f, cuda_rows<1 + NIn> const p) {
+    cuda_rows_kernel(Stats const stats, F const f, cuda_row_layout<1 + NIn> const p) {
     constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
     constexpr int Threads = cuda_rows_threads;
-    constexpr int Chunks = Resident ? (cuda_rows_values / L > 0 ? cuda_rows_values / L : 1) : 1;
+    constexpr int Chunks = Resident ? (cuda_rows_resident_values / L > 0 ? cuda_rows_resident_values / L : 1) : 1;
     constexpr int NS = Stats::count;
     using chunk = cuda_chunk<S, L>;
     __shared__ C warp_values[2][Threads / 32];
@@ -239,13 +243,13 @@ void cuda_transform_rows(Stats const& stats, F const& f, row_layout const& layou
     int const device = require_current_device(op, operands_device);
     std::string const where = std::string(op) + " on cuda:" + std::to_string(device);
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
-    cuda_rows<1 + NIn> p{};
+    cuda_row_layout<1 + NIn> p{};
     p.starts = to_cuda_layout<1 + NIn>(layout.starts);
     for (int k = 0; k < 1 + NIn; ++k) p.inner[k] = layout.inner[k];
     p.row_size = layout.row_size;
     p.rows = layout.rows;
     constexpr std::int64_t L = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
-    constexpr std::int64_t resident_chunks = cuda_rows_values / L > 0 ? cuda_rows_values / L : 1;
+    constexpr std::int64_t resident_chunks = cuda_rows_resident_values / L > 0 ? cuda_rows_resident_values / L : 1;
     constexpr int threads = cuda_rows_threads;
     auto const grid_for = [](std::int64_t blocks) {
         return static_cast<unsigned>(blocks < cuda_max_grid ? blocks : cuda_max_grid);
