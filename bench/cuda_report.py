@@ -202,7 +202,13 @@ def main():
         print(f"# cuda softmax {dname} [65536, 4096]: ours {ours_ms * 1e3:.1f} us ({100 * copy_ms / ours_ms:.1f}% of "
               f"copy), torch {torch_ms * 1e3:.1f} us ({100 * copy_ms / torch_ms:.1f}%), torch/ours "
               f"{torch_ms / ours_ms:.3f}", flush=True)
-        del x, copy_out
+        # The backward (informational): y * (grad - sum(grad * y)).
+        grad, y = torch.randn_like(x), torch.softmax(x, -1)
+        ours_ms = time_ms(lambda: ops.softmax_backward(grad, y), repeats)
+        torch_ms = time_ms(lambda: torch._softmax_backward_data(grad, y, -1, x.dtype), repeats)
+        print(f"# cuda softmax_backward {dname} [65536, 4096]: ours {ours_ms * 1e3:.1f} us, torch "
+              f"{torch_ms * 1e3:.1f} us, torch/ours {torch_ms / ours_ms:.3f}", flush=True)
+        del x, copy_out, grad, y
         torch.cuda.empty_cache()
     argmax_report(ops, repeats)
 
