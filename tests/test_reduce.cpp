@@ -783,6 +783,29 @@ TEST_CASE("transform_rows: in place, NaN and inf, and statistics without a map",
     CHECK(ob[4] == 5.0f);
 }
 
+TEST_CASE("transform_rows as separate calls (the WebGPU path) agrees with the fused CPU rows", "[rows]") {
+    // The composition shared by devices without a row runner, run on the CPU:
+    // the same arguments in the same order reach the maps and f.
+    using tag = cpu_tag<sy::dtype::f32>;
+    std::vector<std::int64_t> const sizes = {7, 300};
+    array<float> x(sy::dtype::f32, sizes, row_major(sizes), "x");
+    array<float> gain(sy::dtype::f32, {300}, {1}, "gain");
+    array<float> fused(sy::dtype::f32, sizes, row_major(sizes), "out");
+    array<float> composed(sy::dtype::f32, sizes, row_major(sizes), "out");
+    for (std::size_t i = 0; i < x.buffer.size(); ++i) x.buffer[i] = std::sin(0.3f * static_cast<float>(i)) * 3.0f;
+    for (std::size_t i = 0; i < gain.buffer.size(); ++i) gain.buffer[i] = 0.5f + static_cast<float>(i % 3);
+    float const inv_n = 1.0f / 300.0f;
+    auto const stats = sy::row_stats(
+        sy::amax, sy::row_stat(sy::sum, [inv_n](float v, float, float max) { return (v - max) * (v - max) * inv_n; }));
+    auto const f = [](float v, float g, float max, float spread) { return (v - max) / sy::sqrt(spread + 1.0f) * g; };
+    sy::transform_rows(tag{}, fused.ref, stats, f, x.ref, gain.ref);
+    sy::detail::composed_transform_rows(tag{}, composed.ref, stats, f, x.ref, gain.ref);
+    for (std::size_t i = 0; i < fused.buffer.size(); ++i) {
+        INFO("at " << i);
+        CHECK(std::fabs(fused.buffer[i] - composed.buffer[i]) <= 1e-5f * (std::fabs(fused.buffer[i]) + 1.0f));
+    }
+}
+
 TEST_CASE("transform_rows and reduce on bool: any of a row", "[rows]") {
     // Buffers of bool compute values (strided rows are converted, long rows
     // have block partials) must not be std::vector<bool>.

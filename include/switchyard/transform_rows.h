@@ -28,18 +28,23 @@
 //
 // Devices: the CPU (device/cpu/transform_rows.h) and, when compiled by
 // nvcc, CUDA (device/cuda/transform_rows.h; f and the maps must then be
-// SWITCHYARD_HOST_DEVICE). Shader devices (WebGPU, Metal) do not run it in
-// this version: such a tag fails to compile, naming it.
+// SWITCHYARD_HOST_DEVICE) run it fused. Elsewhere (WebGPU) it runs as
+// separate calls: each statistic a transform_reduce into a temporary
+// [..., 1] array of the tag's dtype (so f16 statistics are rounded to f16),
+// then f a transform reading them broadcast; the row is read once per
+// statistic and once more, and those calls' own limits and errors apply
+// (at most 15 inputs and statistics together).
 //
 // Errors (std::invalid_argument, naming transform_rows and the operand): an
 // operand on another device or of another dtype than the tag's, inputs that
-// do not broadcast to out, an output that shares memory with an input other
-// than exactly.
+// do not broadcast to out, an output that overlaps itself or shares memory
+// with an input without being exactly that input.
 #pragma once
 
 #include <cstddef>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "switchyard/core/combine.h"
 #include "switchyard/core/dtype.h"
@@ -48,7 +53,9 @@
 #include "switchyard/core/tag.h"
 #include "switchyard/core/tag_device.h"
 #include "switchyard/device/cpu/transform_rows.h"
+#include "switchyard/device_array.h"
 #include "switchyard/kernel_types.h"
+#include "switchyard/reduce.h"
 #include "switchyard/transform.h"
 #include "switchyard/view/row_layout.h"
 #include "switchyard/view/strided_ref.h"
@@ -99,6 +106,33 @@ constexpr bool row_map_valid(std::index_sequence<Args...>) {
         return false;
 }
 
+// transform_rows as separate calls, for devices with no row runner (WebGPU):
+// statistic k is a transform_reduce over the last dimension into a [..., 1]
+// array of the tag's dtype, reading the inputs and statistics 0..k-1
+// broadcast along the row; then f is a transform reading them all. The
+// maps' and f's arguments are the same as the fused runners give them.
+template <any_tag Tag, typename Stats, typename F, typename... In>
+void composed_transform_rows(Tag tag, strided_ref const& out, Stats const& stats, F const& f, In const&... in) {
+    constexpr int NS = Stats::count;
+    if (out.numel() == 0) return;  // no row, or rows of zero values: nothing to write
+    strided_ref like = out;        // a statistic's shape: out's with a last size of 1
+    if (like.rank > 0) like.sizes[like.rank - 1] = 1;
+    strided_ref::row_major_strides(like.sizes, like.rank, like.strides);
+    std::vector<device_array> statistics;
+    statistics.reserve(NS);
+    for (int k = 0; k < NS; ++k) statistics.push_back(make_device_array<tag_device_v<Tag>>(like, "row statistic"));
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto const statistic = [&]<std::size_t K, std::size_t... J>(std::integral_constant<std::size_t, K>,
+                                                                    std::index_sequence<J...>) {
+            auto const& stat = stats.template get<K>();
+            transform_reduce(tag, statistics[K].ref(), dims{-1}, stat.combine, stat.map, in..., statistics[J].ref()...);
+        };
+        (statistic(std::integral_constant<std::size_t, I>{}, std::make_index_sequence<I>{}), ...);
+        transform(tag, out, f, in..., statistics[I].ref()...);
+    }
+    (std::make_index_sequence<NS>{});
+}
+
 }  // namespace detail
 
 template <any_tag Tag, typename Out, typename Stats, typename F, typename... In>
@@ -116,13 +150,15 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
     using S = storage_t<Tag>;
     constexpr dtype type = core_dtype_v<detail::tag_dtype<Tag>::value>;
     constexpr device_kind device = tag_device_v<Tag>;
-    static_assert(device == device_kind::cpu || device == device_kind::cuda,
-                  "transform_rows: runs on the CPU and CUDA in this version, not on shader devices (WebGPU, "
-                  "Metal); compose transform_reduce and transform there");
     constexpr int NS = detail::row_stat_count<Stats>();
+    static_assert(NIn + NS < max_operands || device == device_kind::cpu || device == device_kind::cuda,
+                  "transform_rows: on this device the statistics are separate arrays, which f reads with the "
+                  "inputs: at most 15 inputs and statistics together");
+    static_assert(device != device_kind::metal,
+                  "transform_rows: Metal runs neither transform_rows nor the reductions it would be built from in "
+                  "this version");
     // Past a wrong third argument or device, the one error above is enough.
-    constexpr bool can_run =
-        detail::is_row_stats_v<Stats> && (device == device_kind::cpu || device == device_kind::cuda);
+    constexpr bool can_run = detail::is_row_stats_v<Stats> && device != device_kind::metal;
     static_assert(!can_run || detail::row_stats_valid<C, NIn, Stats>(std::make_index_sequence<NS>{}),
                   "transform_rows: each statistic needs a combine (sy::sum, sy::prod, sy::amin, sy::amax or "
                   "sy::combine(op, identity); not argmin or argmax) and a map callable with one compute_t<Tag> "
@@ -149,6 +185,8 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
         static_assert(device != device_kind::cuda,
                       "transform_rows: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
+    } else {
+        detail::composed_transform_rows(tag, out_ref, stats, f, in...);
     }
 }
 

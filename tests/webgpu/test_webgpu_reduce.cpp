@@ -306,3 +306,66 @@ TEST_CASE("webgpu f32 reductions whose map computes in f16 enable f16", "[webgpu
     }
     CHECK(std::fabs(out.read()[0] - want) <= ulps_of_f16 + 1e-4);
 }
+
+TEST_CASE("webgpu transform_rows (separate calls) matches the CPU's fused rows", "[webgpu][reduce][rows]") {
+    struct rows_case {
+        char const* what;
+        std::vector<std::int64_t> sizes, strides;
+        std::int64_t elements;
+    };
+    std::vector<rows_case> const cases = {
+        {"rows", {37, 300}, {300, 1}, 11100},
+        {"transposed", {40, 30}, {1, 40}, 1200},
+        {"rank 0", {}, {}, 1},
+        {"empty rows", {4, 0}, {0, 1}, 1},
+    };
+    for (auto const& c : cases) {
+        INFO(c.what);
+        std::int64_t const n = c.sizes.empty() ? 1 : c.sizes.back();
+        std::vector<std::int64_t> const gain_sizes = c.sizes.empty() ? std::vector<std::int64_t>{} : std::vector{n};
+        std::vector<std::int64_t> const gain_strides =
+            c.sizes.empty() ? std::vector<std::int64_t>{} : std::vector{std::int64_t{1}};
+        operand x(c.sizes, c.strides, c.elements, "x", 0.5f);
+        operand gain(gain_sizes, gain_strides, std::max<std::int64_t>(n, 1), "gain", 2.5f);
+        std::vector<std::int64_t> out_strides = row_major(c.sizes);
+        for (auto& stride : out_strides) stride = std::max<std::int64_t>(stride, 1);  // empty rows: no stride 0
+        operand out(c.sizes, out_strides, std::max<std::int64_t>(count(c.sizes), 1), "out", 7.0f);
+        auto const run = [&](auto tag, sy::strided_ref const& o, sy::strided_ref const& xs, sy::strided_ref const& g,
+                             int which) {
+            using C = sy::compute_t<decltype(tag)>;
+            if (which == 0) {
+                auto const shifted_exp = [](C v, C max) { return sy::exp(v - max); };
+                auto const normalized = [](C v, C max, C sum) { return sy::exp(v - max) / sum; };
+                sy::transform_rows(tag, o, sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp)), normalized, xs);
+            } else {
+                float const inv_n = 1.0f / float(n);
+                auto const mean_term = [inv_n](C v, C) { return v * inv_n; };
+                auto const variance_term = [inv_n](C v, C, C mean) { return (v - mean) * (v - mean) * inv_n; };
+                auto const normalize = [](C v, C g, C mean, C variance) {
+                    return (v - mean) / sy::sqrt(variance + 1e-5f) * g;
+                };
+                sy::transform_rows(
+                    tag, o, sy::row_stats(sy::row_stat(sy::sum, mean_term), sy::row_stat(sy::sum, variance_term)),
+                    normalize, xs, g);
+            }
+        };
+        for (int which = 0; which < 2; ++which) {
+            run(gpu_f32{}, out.gpu, x.gpu, gain.gpu, which);
+            run(cpu_f32{}, out.cpu, x.cpu, gain.cpu, which);
+            std::vector<float> const got = out.read();
+            double worst = 0;
+            for (std::size_t i = 0; i < got.size(); ++i)
+                worst = std::max(worst, std::fabs(double(got[i]) - double(out.host[i])) /
+                                            (std::fabs(double(out.host[i])) + (which == 0 ? 1e-6 : 1.0)));
+            CHECK(worst < 1e-4);
+        }
+    }
+    // In place: out is x.
+    operand x({5, 64}, {64, 1}, 320, "x", 0.5f);
+    std::vector<float> const before = x.host;
+    auto const centered = [](auto v, auto max) { return v - max; };
+    sy::transform_rows(gpu_f32{}, x.gpu, sy::row_stats(sy::amax), centered, x.gpu);
+    sy::transform_rows(cpu_f32{}, x.cpu, sy::row_stats(sy::amax), centered, x.cpu);
+    CHECK(x.read() == x.host);
+    CHECK(x.host != before);
+}
