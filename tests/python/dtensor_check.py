@@ -83,6 +83,13 @@ def run(rank, world, device_type, init_file):
     torch.testing.assert_close(local, F.softplus(x.chunk(world, 0)[rank], 2.0, 5.0))
     print(f"rank {rank}/{world} ({backend}, {device_type}): {checks} DTensor checks passed, no communication")
     dist.destroy_process_group()
+    # Leave without finalizing the interpreter: a Gloo worker thread may still
+    # release a finished scatter's tensors then, and taking the GIL during
+    # finalization aborts the process ("terminate called without an active
+    # exception", about 1 run in 25; a core dump showed
+    # ProcessGroupGloo::runLoop -> ~AsyncScatterWork -> decref -> pthread_exit).
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
