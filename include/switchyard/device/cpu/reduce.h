@@ -15,8 +15,9 @@
 //     runs' rows are folded pairwise (a cascade).
 //   - An output's block partials are folded pairwise, in block order.
 // f16 and bf16 accumulate in float (compute_t). argmin and argmax fold
-// (value, index) pairs, the index read from the layout's index operand. The task functions are built
-// once per CPU level (device/cpu/isa.h), as transform's rows are.
+// (value, index) pairs, the index read from the layout's index operand. The
+// task functions are built once per CPU level (device/cpu/isa.h), as
+// transform's rows are.
 #pragma once
 
 #include <cstdint>
