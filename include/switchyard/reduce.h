@@ -109,9 +109,7 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
     strided_ref const ins[NIn] = {detail::operand_ref(in, "input")...};
     if constexpr (indexed) {
         // The index output has its own dtype; device checks as for the rest.
-        strided_ref as_tag_dtype = out_ref;
-        as_tag_dtype.type = type;
-        detail::check_operand<Tag>(as_tag_dtype, out_ref, "output", op);
+        detail::check_operand_device<Tag>(out_ref, out_ref, "output", op);
         if (out_ref.type != dtype::i64)
             throw std::invalid_argument(std::string(op) + ": output " + detail::ref_label(out_ref.name) +
                                         " has dtype " + std::string(to_string(out_ref.type)) + " but " + Combine::name +

@@ -99,10 +99,10 @@ strided_ref operand_ref(T const& operand, char const* name) {
 template <typename C, typename>
 using per_input = C;
 
+// r is on the tag's device, and on first's device index.
 template <typename Tag>
-void check_operand(strided_ref const& r, strided_ref const& first, char const* role, char const* op = "transform") {
+void check_operand_device(strided_ref const& r, strided_ref const& first, char const* role, char const* op) {
     constexpr device_kind device = tag_device_v<Tag>;
-    constexpr dtype type = core_dtype_v<tag_dtype<Tag>::value>;
     if (r.device != device)
         throw std::invalid_argument(std::string(op) + ": " + role + " " + ref_label(r.name) + " is on " +
                                     std::string(to_string(r.device)) + " but the tag names device " +
@@ -112,6 +112,13 @@ void check_operand(strided_ref const& r, strided_ref const& first, char const* r
                                     std::string(to_string(r.device)) + ":" + std::to_string(r.device_index) + " but " +
                                     ref_label(first.name) + " is on " + std::string(to_string(r.device)) + ":" +
                                     std::to_string(first.device_index));
+}
+
+// r is on the tag's device and has the tag's dtype.
+template <typename Tag>
+void check_operand(strided_ref const& r, strided_ref const& first, char const* role, char const* op = "transform") {
+    constexpr dtype type = core_dtype_v<tag_dtype<Tag>::value>;
+    check_operand_device<Tag>(r, first, role, op);
     if (r.type != type)
         throw std::invalid_argument(std::string(op) + ": " + role + " " + ref_label(r.name) + " has dtype " +
                                     std::string(to_string(r.type)) + " but the tag's dtype is " +

@@ -145,13 +145,15 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     constexpr std::int64_t B = cpu_transform_block;
     static_assert(B % W == 0, "a run holds whole lane groups, so lanes are fixed by the position in the block");
     A lanes[W];
-    for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
-    // An indexed reduction's lanes as separate values and indices, which
-    // vectorize where pairs do not.
+    // An indexed reduction's lanes fold as separate values and indices, which
+    // vectorize where pairs do not; they become lanes for the halving.
     C lane_value[indexed ? W : 1];
     std::int64_t lane_index[indexed ? W : 1];
+    A const identity = combine.template identity<C>();
     if constexpr (indexed)
-        for (int l = 0; l < W; ++l) lane_value[l] = lanes[l].value, lane_index[l] = lanes[l].index;
+        for (int l = 0; l < W; ++l) lane_value[l] = identity.value, lane_index[l] = identity.index;
+    else
+        for (int l = 0; l < W; ++l) lanes[l] = identity;
     C buffer[NIn][B];
     std::int64_t index[indexed ? B : 1];
     reduced_walk<NIn> walk(layout, r0);
