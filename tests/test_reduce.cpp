@@ -712,6 +712,11 @@ void check_rows() {
                            normalized, x.ref);
         // f16 stores values under 6.1e-5 as subnormals, with absolute steps.
         CHECK(rows_mismatches<D>(x, out, c.sizes, D == sy::dtype::f16 ? 6.1e-5 : 1e-6, softmax_reference) == 0);
+        // The same with the sum's values handed to f (kept by the CPU).
+        sy::transform_rows(
+            cpu_tag<D>{}, out.ref, sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values()),
+            [](C, C e, C, C sum) { return e / sum; }, x.ref);
+        CHECK(rows_mismatches<D>(x, out, c.sizes, D == sy::dtype::f16 ? 6.1e-5 : 1e-6, softmax_reference) == 0);
 
         // A layernorm: mean, then the variance about it; a gain per column.
         std::int64_t const n = c.sizes.empty() ? 1 : c.sizes.back();
@@ -803,6 +808,54 @@ TEST_CASE("transform_rows as separate calls (the WebGPU path) agrees with the fu
     for (std::size_t i = 0; i < fused.buffer.size(); ++i) {
         INFO("at " << i);
         CHECK(std::fabs(fused.buffer[i] - composed.buffer[i]) <= 1e-5f * (std::fabs(fused.buffer[i]) + 1.0f));
+    }
+}
+
+TEST_CASE("transform_rows: with_values hands f each marked statistic's map values, in order", "[rows]") {
+    // Statistics 0 and 2 hand their values to f, 1 does not; the maps are
+    // exact, so f can check that it got exactly them. Rows of 3000 values
+    // span several CPU blocks; the composition (WebGPU's path) computes the
+    // values again and must give f the same.
+    using tag = cpu_tag<sy::dtype::f32>;
+    std::vector<std::int64_t> const sizes = {5, 3000};
+    array<float> x(sy::dtype::f32, sizes, row_major(sizes), "x");
+    array<float> y(sy::dtype::f32, {3000}, {1}, "y");
+    for (std::size_t i = 0; i < x.buffer.size(); ++i) x.buffer[i] = static_cast<float>(static_cast<int>(i % 97) - 40);
+    for (std::size_t i = 0; i < y.buffer.size(); ++i) y.buffer[i] = static_cast<float>(i % 5);
+    auto const stats = sy::row_stats(sy::row_stat(sy::amax, [](float v, float w) { return v + w; }).with_values(),
+                                     sy::row_stat(sy::amin, [](float v, float, float) { return v; }),
+                                     sy::row_stat(sy::sum, [](float v, float w, float max, float min) {
+                                         return v * 2 - max + w * min;
+                                     }).with_values());
+    static_assert(decltype(stats)::values_count == 2);
+    auto const f = [](float v, float w, float e0, float e2, float max, float min, float sum) {
+        bool const exact = e0 == v + w && e2 == v * 2 - max + w * min;
+        return exact ? sum + min : -1.0f;
+    };
+    for (bool composed : {false, true}) {
+        INFO((composed ? "as separate calls" : "fused"));
+        array<float> out(sy::dtype::f32, sizes, row_major(sizes), "out");
+        if (composed)
+            sy::detail::composed_transform_rows(tag{}, out.ref, stats, sy::detail::recompute_values<2>(stats, f), x.ref,
+                                                y.ref);
+        else
+            sy::transform_rows(tag{}, out.ref, stats, f, x.ref, y.ref);
+        for (std::int64_t m = 0; m < 5; ++m) {
+            double max = -INFINITY, min = INFINITY, sum = 0;
+            for (std::int64_t j = 0; j < 3000; ++j) {
+                double const v = x.buffer[static_cast<std::size_t>(m * 3000 + j)],
+                             w = y.buffer[static_cast<std::size_t>(j)];
+                max = std::max(max, v + w);
+                min = std::min(min, v);
+            }
+            for (std::int64_t j = 0; j < 3000; ++j)
+                sum += x.buffer[static_cast<std::size_t>(m * 3000 + j)] * 2 - max +
+                       y.buffer[static_cast<std::size_t>(j)] * min;
+            for (std::int64_t j = 0; j < 3000; j += 37) {
+                INFO("row " << m << " column " << j);
+                CHECK(out.buffer[static_cast<std::size_t>(m * 3000 + j)] == static_cast<float>(sum + min));
+            }
+        }
     }
 }
 

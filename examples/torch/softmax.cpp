@@ -1,7 +1,7 @@
 // softmax(x) along the last dimension, and its backward: the row-statistics
 // example. transform_rows takes each row's max, then its sum of
-// exp(x - max), and maps the row to exp(x - max) / sum, reading x once
-// (the statistics stay in registers or cache, in float for f16 and bf16).
+// e = exp(x - max), and maps the row to e / sum, reading x once (the
+// statistics stay in registers or cache, in float for f16 and bf16).
 // The backward is y * (grad - sum(grad * y)). Written once for every float
 // dtype on CPU and CUDA (cuda/softmax.cu); the derivatives are in
 // derivatives.cpp.
@@ -17,11 +17,9 @@ struct softmax_op {
     static void op(Tag tag, sy::op_args const& args) {
         using C = sy::compute_t<Tag>;
         auto const shifted_exp = [] SWITCHYARD_HOST_DEVICE(C x, C max) { return sy::exp(x - max); };
-        // One division per row (1 / sum is hoisted out of the loop), not per value.
-        auto const normalized = [] SWITCHYARD_HOST_DEVICE(C x, C max, C sum) {
-            return sy::exp(x - max) * (C(1) / sum);
-        };
-        auto const stats = sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp));
+        // e is shifted_exp's value here (with_values()); one division per row, not per value.
+        auto const normalized = [] SWITCHYARD_HOST_DEVICE(C, C e, C, C sum) { return e * (C(1) / sum); };
+        auto const stats = sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values());
         sy::transform_rows(tag, args["out"], stats, normalized, args["x"]);
     }
     using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis>;

@@ -11,7 +11,12 @@
 //     sy::transform_rows(tag, out, sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp)), normalized, x);
 //
 // Statistic k's map takes the inputs' values and statistics 0..k-1; f takes
-// the inputs' values and every statistic. Unlike a reduction followed by a
+// the inputs' values, then the map value of each statistic marked
+// with_values() (core/row_stat.h), then every statistic:
+//
+//     auto const from_values = [] SWITCHYARD_HOST_DEVICE(C, C e, C, C sum) { return e / sum; };
+//     sy::transform_rows(tag, out, sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values()),
+//                        from_values, x);   // softmax with one exp per value Unlike a reduction followed by a
 // transform, the statistics never leave the device's registers or cache, and
 // each device keeps the row close while the passes run (a CPU task per row
 // in cache, a CUDA block per row in registers), so a row is read from memory
@@ -92,6 +97,14 @@ constexpr int row_stat_count() {
         return 0;
 }
 
+template <typename Stats>
+constexpr int row_values_count() {
+    if constexpr (is_row_stats_v<Stats>)
+        return Stats::values_count;
+    else
+        return 0;
+}
+
 template <typename C, int NIn, typename Stats, std::size_t... I>
 constexpr bool row_stats_valid(std::index_sequence<I...>) {
     return (row_stat_valid<C, row_stat_at<Stats, I>>(std::make_index_sequence<NIn + I>{}) && ...);
@@ -164,9 +177,11 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
                   "sy::combine(op, identity); not argmin or argmax) and a map callable with one compute_t<Tag> "
                   "value per input and then one per earlier statistic, returning a value convertible to "
                   "compute_t<Tag>");
-    static_assert(!can_run || detail::row_map_valid<C, F>(std::make_index_sequence<NIn + NS>{}),
-                  "transform_rows: f must be callable with one compute_t<Tag> value per input and then one per "
-                  "statistic, and return one value convertible to compute_t<Tag>");
+    constexpr int NV = detail::row_values_count<Stats>();
+    static_assert(!can_run || detail::row_map_valid<C, F>(std::make_index_sequence<NIn + NV + NS>{}),
+                  "transform_rows: f must be callable with one compute_t<Tag> value per input, then one per "
+                  "statistic marked with_values() (its map's value), then one per statistic, and return one value "
+                  "convertible to compute_t<Tag>");
 
     strided_ref const out_ref = detail::operand_ref(out, "output");
     strided_ref const ins[NIn] = {detail::operand_ref(in, "input")...};
@@ -180,11 +195,18 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
         detail::cpu_transform_rows<type, S, C, NIn>(tag, stats, f, layout);
     } else if constexpr (device == device_kind::cuda) {
 #if defined(__CUDACC__)
-        detail::cuda_transform_rows<type, S, C, NIn>(stats, f, layout, out_ref.device_index);
+        // Values handed to f are computed again where f runs: cheaper than keeping them.
+        if constexpr (NV > 0)
+            detail::cuda_transform_rows<type, S, C, NIn>(stats, detail::recompute_values<NIn>(stats, f), layout,
+                                                         out_ref.device_index);
+        else
+            detail::cuda_transform_rows<type, S, C, NIn>(stats, f, layout, out_ref.device_index);
 #else
         static_assert(device != device_kind::cuda,
                       "transform_rows: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
+    } else if constexpr (NV > 0) {
+        detail::composed_transform_rows(tag, out_ref, stats, detail::recompute_values<NIn>(stats, f), in...);
     } else {
         detail::composed_transform_rows(tag, out_ref, stats, f, in...);
     }

@@ -845,7 +845,8 @@ void test_reduce(char const* label) {
 }
 
 // transform_rows (softmax; a layernorm with a gain broadcast along the row;
-// three statistics; none) against the CPU's: close, and the same bits run
+// three statistics; none; softmax with the sum's values handed to f) against
+// the CPU's: close, and the same bits run
 // to run, on another stream, from a misaligned copy (value-by-value loads at
 // the same positions) and in place.
 template <dtype D>
@@ -932,7 +933,10 @@ void test_transform_rows(char const* label) {
             return (v - lo) / (hi - lo + C(1)) + mean;
         };
         auto const affine = [] SWITCHYARD_HOST_DEVICE(C v) { return v * C(2) + C(1); };
-        constexpr int programs = 4;
+        // The sum's values handed to f: kept by the CPU, computed again by CUDA.
+        auto const kept_stats = sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values());
+        auto const kept_normalized = [] SWITCHYARD_HOST_DEVICE(C, C e, C, C sum) { return e / sum; };
+        constexpr int programs = 5;
         bool all_same = true;
         int close = 0;
         for (int which = 0; which < programs; ++which) {
@@ -943,6 +947,7 @@ void test_transform_rows(char const* label) {
                 if (which == 1) sy::transform_rows(tag, o, norm_stats, normalize, xs, gain(g, k));
                 if (which == 2) sy::transform_rows(tag, o, three_stats, scaled, xs);
                 if (which == 3) sy::transform_rows(tag, o, sy::row_stats(), affine, xs);
+                if (which == 4) sy::transform_rows(tag, o, kept_stats, kept_normalized, xs);
             };
             std::vector<S> want(out_extent), got(out_extent), again(out_extent), other(out_extent), in_place(extent);
             run(cpu{}, want.data(), hx.data(), 0, hgain.data(), device_kind::cpu);
@@ -976,7 +981,7 @@ void test_transform_rows(char const* label) {
                            (c.x_broadcast || std::memcmp(&got[offset], &in_place[offset + 1], sizeof(S)) == 0);
                 double const g = static_cast<double>(static_cast<C>(got[offset])),
                              w = static_cast<double>(static_cast<C>(want[offset]));
-                double const scale = which == 0 ? 1e-6 : 1.0;
+                double const scale = which == 0 || which == 4 ? 1e-6 : 1.0;
                 close += std::fabs(g - w) <= (sizeof(S) == 2 ? 1e-2 : 1e-5) * (std::fabs(w) + scale);
             }
         }

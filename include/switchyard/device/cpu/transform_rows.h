@@ -9,6 +9,9 @@
 // inputs fit cpu_rows_cache_bytes, else block by block in every pass; an
 // input broadcast along the row is one block of copies of its value.
 //
+// A statistic marked with_values() also stores its map's values in a
+// per-task buffer of the row's length, which the final pass hands to f.
+//
 // A statistic folds the row in blocks of reduce_row_block values, each into
 // W lanes (value j into lane j % W) folded by halving, and the blocks'
 // partials pairwise: an order fixed by the row's length alone, so results
@@ -83,11 +86,21 @@ struct row_inputs {
     }
 };
 
-// Statistic I of the row into s[I], from s[0..I).
+// Where statistic I's values go among the with_values() buffers, or -1.
+template <typename Stats>
+constexpr int values_slot(std::size_t I) {
+    for (int w = 0; w < Stats::values_count; ++w)
+        if (Stats::with_values.at[w] == static_cast<int>(I)) return w;
+    return -1;
+}
+
+// Statistic I of the row into s[I], from s[0..I); its map's values into
+// values[slot] when it hands them to f.
 template <std::size_t I, dtype D, typename S, typename C, int NIn, typename Stats>
 SWITCHYARD_INLINE void row_statistic(Stats const& stats, row_inputs<D, S, C, NIn> const& in, std::int64_t n, C* s,
-                                     C* partials) {
+                                     C* partials, C* const* values) {
     constexpr int W = transform_lanes<C>;
+    constexpr int slot = values_slot<Stats>(I);
     auto const& stat = stats.template get<I>();
     auto const combine = stat.combine;
     auto const map = stat.map;
@@ -101,7 +114,11 @@ SWITCHYARD_INLINE void row_statistic(Stats const& stats, row_inputs<D, S, C, NIn
         for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
         [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
             C const earlier[sizeof...(J) > 0 ? sizeof...(J) : 1] = {s[J]...};
-            auto const element = [&](std::int64_t j) { return static_cast<C>(map(v[K][j]..., earlier[J]...)); };
+            auto const element = [&](std::int64_t j) {
+                C const e = static_cast<C>(map(v[K][j]..., earlier[J]...));
+                if constexpr (slot >= 0) values[slot][j0 + j] = e;
+                return e;
+            };
             std::int64_t j = 0;
             for (; j + W <= len; j += W)
                 for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], element(j + l));
@@ -120,6 +137,7 @@ template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Stats, t
 SWITCHYARD_INLINE void rows_tasks(Stats const& stats, F const& f, row_layout const& layout, std::int64_t m0,
                                   std::int64_t m1) {
     constexpr int NS = Stats::count;
+    constexpr int NV = Stats::values_count;
     constexpr std::int64_t B = cpu_transform_block;
     // Local copies: the compiler then sees that they do not alias the output.
     Stats const st = stats;
@@ -131,17 +149,30 @@ SWITCHYARD_INLINE void rows_tasks(Stats const& stats, F const& f, row_layout con
     in.place_buffers(n, buffer.get());
     auto const partials =
         std::make_unique_for_overwrite<C[]>(static_cast<std::size_t>((n + reduce_row_block - 1) / reduce_row_block));
+    auto const values_buffer = std::make_unique_for_overwrite<C[]>(static_cast<std::size_t>(n * NV));
+    C* values[NV > 0 ? NV : 1];
+    for (int w = 0; w < NV; ++w) values[w] = values_buffer.get() + w * n;
     std::int64_t const out_inner = layout.inner[0];
     bool const write_directly = std::is_same_v<S, C> && out_inner == 1;
     for (std::int64_t m = m0; m < m1; ++m) {
         S* const out = static_cast<S*>(layout.starts.data[0]) + layout.row_offset(0, m);
         for (int k = 0; k < NIn; ++k)
             in.start[k] = static_cast<S const*>(layout.starts.data[1 + k]) + layout.row_offset(1 + k, m);
+        // One statistic's values go straight into an output row of the compute
+        // type that is not also an input: f reads each before writing it there,
+        // and the row's lines are fetched while the statistic's pass computes.
+        bool out_holds_values = NV == 1 && write_directly;
+        for (int k = 0; k < NIn; ++k)
+            out_holds_values = out_holds_values && static_cast<void const*>(in.start[k]) != out;
+        C* const row_values[NV > 0 ? NV : 1] = {out_holds_values ? reinterpret_cast<C*>(out) : values[0]};
         C s[NS > 0 ? NS : 1];
-        [&]<std::size_t... J>(std::index_sequence<J...>) { (row_statistic<J>(st, in, n, s, partials.get()), ...); }
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (row_statistic<J>(st, in, n, s, partials.get(), row_values), ...);
+        }
         (std::make_index_sequence<NS>{});
         // The map, stored block by block.
-        [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
+        [&]<std::size_t... K, std::size_t... V, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<V...>,
+                                                                  std::index_sequence<J...>) {
             C const stat[NS > 0 ? NS : 1] = {s[J]...};
             C staged[B];
             for (std::int64_t j0 = 0; j0 < n; j0 += B) {
@@ -149,11 +180,14 @@ SWITCHYARD_INLINE void rows_tasks(Stats const& stats, F const& f, row_layout con
                 C const* v[NIn];
                 for (int k = 0; k < NIn; ++k) v[k] = in.values(k, j0, len, NS == 0);
                 C* const o = write_directly ? reinterpret_cast<C*>(out) + j0 : staged;
-                for (std::int64_t j = 0; j < len; ++j) o[j] = static_cast<C>(kernel(v[K][j]..., stat[J]...));
+                C const* kept[NV > 0 ? NV : 1];
+                for (int w = 0; w < NV; ++w) kept[w] = (w == 0 ? row_values[0] : values[w]) + j0;
+                for (std::int64_t j = 0; j < len; ++j)
+                    o[j] = static_cast<C>(kernel(v[K][j]..., kept[V][j]..., stat[J]...));
                 if (!write_directly) store_block<D>(staged, out + j0 * out_inner, out_inner, len);
             }
         }
-        (std::make_index_sequence<NIn>{}, std::make_index_sequence<NS>{});
+        (std::make_index_sequence<NIn>{}, std::make_index_sequence<NV>{}, std::make_index_sequence<NS>{});
     }
 }
 
