@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "golden.h"
 #include "torch/softplus_math.h"
 #include "lazy_chains.h"
 
@@ -53,13 +54,6 @@ sy::shader::trace softplus_trace(double beta, double threshold) {
         out[i] = static_cast<storage>(
             switchyard_examples::softplus_scalar<storage>(static_cast<compute>(in[i]), b, inv_b, t));
     });
-}
-
-std::string read_file(std::string const& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 }  // namespace
@@ -141,10 +135,7 @@ TEST_CASE("shader tracing: a chain of 400000 operations emits without deep recur
 
 TEST_CASE("shader tracing: golden WGSL of the torch example's softplus", "[shader][golden]") {
     std::string const wgsl = sy::shader::emit_wgsl(softplus_trace(1.0, 20.0)).text;
-    std::string const path = std::string(SWITCHYARD_TEST_DIR) + "/golden/softplus_f32.wgsl";
-    if (std::getenv("SWITCHYARD_UPDATE_GOLDEN")) std::ofstream(path) << wgsl;
-    INFO("emitted:\n" << wgsl << "\n(set SWITCHYARD_UPDATE_GOLDEN=1 to rewrite " << path << ")");
-    CHECK(wgsl == read_file(path));
+    check_golden(wgsl, "softplus_f32.wgsl");
 }
 
 TEST_CASE("shader tracing: contiguous kernels run 4 indices per invocation as vec4", "[shader]") {

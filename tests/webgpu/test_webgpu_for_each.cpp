@@ -142,6 +142,24 @@ TEST_CASE("webgpu for_each: every math function agrees with switchyard/math.h", 
         [](float v) { return sy::max(sy::min(sy::abs(v), 3.0f), 0.5f); }, 0);
 }
 
+TEST_CASE("webgpu for_each: NaN and infinities through every math function, as on the CPU", "[webgpu][math]") {
+    // WGSL's clamp may turn NaN into a bound, so the helpers pass NaN on
+    // explicitly (found by the MSL tests, tests/test_msl.cpp).
+    std::vector<float> const x = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f};
+    auto check = [&](char const* name, std::vector<float> const& got, auto reference) {
+        for (std::size_t k = 0; k < x.size(); ++k) {
+            float const want = reference(x[k]);
+            INFO(name << "(" << x[k] << "): got " << got[k] << ", expected " << want);
+            CHECK((std::isnan(want) ? std::isnan(got[k]) : ulp_distance(got[k], want) <= 2));
+        }
+    };
+    check("exp", on_webgpu(x, [](auto v) { return sy::exp(v); }), [](float v) { return sy::exp(v); });
+    check("expm1", on_webgpu(x, [](auto v) { return sy::expm1(v); }), [](float v) { return sy::expm1(v); });
+    check("tanh", on_webgpu(x, [](auto v) { return sy::tanh(v); }), [](float v) { return sy::tanh(v); });
+    check("sigmoid", on_webgpu(x, [](auto v) { return sy::sigmoid(v); }), [](float v) { return sy::sigmoid(v); });
+    check("softplus", on_webgpu(x, [](auto v) { return sy::softplus(v); }), [](float v) { return sy::softplus(v); });
+}
+
 TEST_CASE("webgpu for_each: 4 indices per invocation (vec4) give the scalar shader's results", "[webgpu][for_each]") {
     // A count that is a multiple of 4 runs the vec4 form; one element fewer
     // runs one index per invocation. Mixed types, comparisons, && and ||, a

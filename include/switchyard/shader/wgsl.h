@@ -79,9 +79,14 @@ fn sy_reduce_ln2(x: f32) -> vec3<f32> {
     return vec3<f32>(r, (hi - r) - lo, kf);
 }
 )"},
-        {"sy_exp", {"sy_reduce_ln2", "sy_expm1_tail", "sy_exp_scale"}, R"(fn sy_exp(x: f32) -> f32 {
+        {"sy_exp",
+         {"sy_reduce_ln2", "sy_expm1_tail", "sy_exp_scale"},
+         R"(// NaN is passed on explicitly, as everywhere below: clamp may turn it into
+// a bound. (x == x, not x != x: WGSL's != on floats may be an ordered
+// comparison, false for NaN.)
+fn sy_exp(x: f32) -> f32 {
     let red = sy_reduce_ln2(clamp(x, -104.0, 89.0));
-    return sy_exp_scale(1.0 + (red.x + sy_expm1_tail(red.x, red.y)), i32(red.z));
+    return select(x, sy_exp_scale(1.0 + (red.x + sy_expm1_tail(red.x, red.y)), i32(red.z)), x == x);
 }
 )"},
         {"sy_exp_pair",
@@ -109,7 +114,7 @@ fn sy_logistic(a: f32, one: bool) -> f32 {
 }
 )"},
         {"sy_sigmoid", {"sy_logistic"}, R"(fn sy_sigmoid(x: f32) -> f32 {
-    return sy_logistic(abs(x), x >= 0.0);
+    return select(x, sy_logistic(abs(x), x >= 0.0), x == x);
 }
 )"},
         {"sy_tanh", {"sy_logistic"}, R"(fn sy_tanh(x: f32) -> f32 {
@@ -118,7 +123,8 @@ fn sy_logistic(a: f32, one: bool) -> f32 {
     let small = a + a * (z * (-0.333333313 + z * (0.133332208 + z * (-0.0539481789 + z * (0.021706894 + z * (-0.00819001347 + z * 0.00215268484))))));
     let large = 1.0 - 2.0 * sy_logistic(2.0 * a, false);
     let r = select(large, small, a < 0.625);
-    return bitcast<f32>((bitcast<u32>(r) & 0x7fffffffu) | (bitcast<u32>(x) & 0x80000000u));
+    let with_sign = bitcast<f32>((bitcast<u32>(r) & 0x7fffffffu) | (bitcast<u32>(x) & 0x80000000u));
+    return select(x, with_sign, x == x);
 }
 )"},
         {"sy_log_finish", {}, R"(// e ln2 + log1p(f) + corr for f in [sqrt(1/2) - 1, sqrt(2) - 1].
@@ -182,7 +188,7 @@ fn sy_expm1(x: f32) -> f32 {
     let sum = hm + hr;
     let sum_err = (hm - sum) + hr;
     let result = 2.0 * (sum + (sum_err + (hm_err + h * q)));
-    return select(result, x, abs(x) < 2.98023224e-08);
+    return select(x, select(result, x, abs(x) < 2.98023224e-08), x == x);
 }
 )"},
         {"sy_exp_nonpositive", {"sy_expm1_tail"}, R"(// exp(-a) for a in [0, 104].
@@ -341,45 +347,17 @@ inline std::string wgsl_expression(trace const& t, node const& nd, std::string c
 
 }  // namespace detail
 
-// Whether emit_wgsl(t, 4) may run the trace: every load and store is at the
-// index itself and the index is used for nothing else (every view contiguous),
-// so 4 consecutive indices are 4 consecutive elements of every binding. An
-// element offset computed otherwise (a strided walk, a constant, a gathered
-// coordinate) keeps one index per invocation.
-inline bool vectorizable(trace const& t) {
-    std::int32_t const index = t.index_node();
-    for (node const& nd : t.nodes()) {
-        bool const access = nd.code == op::load || nd.code == op::store;
-        if (access && nd.a != index) return false;
-        if ((!access && nd.a == index) || nd.b == index || nd.c == index) return false;
-    }
-    return true;
-}
-
-// A kernel's WGSL and the data its bindings take, in the shader's order.
-struct wgsl_program {
-    std::string text;
-    std::vector<std::uint32_t> uniforms;  // the uniform words; word 0 is the trace's word 0 (the count)
-    std::vector<std::uint32_t> bindings;  // binding k of the shader is the trace's binding bindings[k]
-};
-
-// The program of a trace. Nodes are emitted in a canonical order, not the
-// order the kernel happened to create them in: C++ leaves the evaluation
-// order of function arguments (and of the operands of an overloaded +)
-// unspecified, and g++ and clang differ. Each store, in program order, is
-// emitted after its operands, depth first, left to right; a load stays after
-// the store to its buffer that preceded it. Names, uniform words and binding
-// slots are numbered in that order, so the same kernel gives the same text
-// (and one cached pipeline) whatever compiler built it. Nodes no store uses
-// are dropped.
-// lanes is 1, or 4 for the vec4 form (only for traces vectorizable() accepts).
-inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
-    using namespace detail;
-    bool const vec = lanes == 4;
-    auto typed = [vec](std::string const& scalar_type) { return vec ? "vec4<" + scalar_type + ">" : scalar_type; };
+// The order an emitter writes a trace's nodes in. Not the order the kernel
+// happened to create them in: C++ leaves the evaluation order of function
+// arguments (and of the operands of an overloaded +) unspecified, and g++
+// and clang differ. Each store, in program order, comes after its operands,
+// depth first, left to right; a load stays after the store to its buffer
+// that preceded it. Emitters number names, uniform words and binding slots
+// in this order, so the same kernel gives the same text (and one cached
+// pipeline) whatever compiler built it. Nodes no store uses are left out.
+inline std::vector<std::int32_t> emission_order(trace const& t) {
     auto const& nodes = t.nodes();
     std::size_t const n = nodes.size();
-
     // The node each load or store must follow besides its operands.
     std::vector<std::int32_t> after(n, -1);
     {
@@ -425,9 +403,47 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
         }
     }
 
-    wgsl_program program;
+    return order;
+}
+
+// Whether emit_wgsl(t, 4) may run the trace: every load and store is at the
+// index itself and the index is used for nothing else (every view contiguous),
+// so 4 consecutive indices are 4 consecutive elements of every binding. An
+// element offset computed otherwise (a strided walk, a constant, a gathered
+// coordinate) keeps one index per invocation.
+inline bool vectorizable(trace const& t) {
+    std::int32_t const index = t.index_node();
+    for (node const& nd : t.nodes()) {
+        bool const access = nd.code == op::load || nd.code == op::store;
+        if (access && nd.a != index) return false;
+        if ((!access && nd.a == index) || nd.b == index || nd.c == index) return false;
+    }
+    return true;
+}
+
+// A kernel's shader and the data its bindings take, in the shader's order.
+struct shader_program {
+    std::string text;
+    std::vector<std::uint32_t> uniforms;  // the uniform words; word 0 is the trace's word 0 (the count)
+    std::vector<std::uint32_t> bindings;  // binding k of the shader is the trace's binding bindings[k]
+};
+using wgsl_program = shader_program;
+
+namespace detail {
+
+// A kernel's statements, one per node in emission_order, in a shader
+// language L: L::type(scalar, vec), L::expression(...) for a node that is
+// not an index, load or store, and L::declaration(type, name, expr). Fills
+// the program's uniform words and binding order; `helpers` gets the helper
+// functions the statements call, in an order that defines each before use;
+// uses_f16 whether a statement or a binding has type f16.
+template <typename L>
+std::string emit_statements(trace const& t, bool vec, shader_program& program, std::vector<std::string>& helpers,
+                            bool& uses_f16) {
+    auto const& nodes = t.nodes();
+    std::vector<std::int32_t> const order = emission_order(t);
     program.uniforms.push_back(t.uniforms()[0]);
-    std::vector<std::string> name(n);
+    std::vector<std::string> name(nodes.size());
     std::vector<std::int32_t> binding_slot(t.bindings().size(), -1);
     auto slot_of = [&](std::uint32_t trace_slot) {
         if (binding_slot[trace_slot] < 0) {
@@ -436,13 +452,10 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
         }
         return concat("b", std::to_string(binding_slot[trace_slot]));
     };
-    std::vector<std::string> helpers;
-    bool uses_f16 = false;
     std::string body;
     std::size_t values = 0;
     for (std::int32_t id : order) {
         node const& nd = nodes[static_cast<std::size_t>(id)];
-        std::string const type = typed(wgsl_type(nd.type));
         uses_f16 = uses_f16 || nd.type == scalar::f16;
         auto const& a = nd.a >= 0 ? name[static_cast<std::size_t>(nd.a)] : name[0];
         auto const& b = nd.b >= 0 ? name[static_cast<std::size_t>(nd.b)] : name[0];
@@ -455,15 +468,37 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
                 continue;
             case op::store: body += concat("    ", slot_of(nd.slot), "[", a, "] = ", b, ";\n"); continue;
             case op::load: expr = slot_of(nd.slot) + "[" + a + "]"; break;
-            default: expr = wgsl_expression(t, nd, a, b, c, vec, program.uniforms, helpers); break;
+            default: expr = L::expression(t, nd, a, b, c, vec, program.uniforms, helpers); break;
         }
         std::string& own = name[static_cast<std::size_t>(id)];
         own = concat("v", std::to_string(values++));
-        body += "    let " + own + ": " + type + " = " + expr + ";\n";
+        body += concat("    ", L::declaration(L::type(nd.type, vec), own, expr), ";\n");
     }
+    for (std::uint32_t k : program.bindings) uses_f16 = uses_f16 || t.bindings()[k].type == scalar::f16;
+    return body;
+}
+
+struct wgsl_language {
+    static std::string type(scalar s, bool vec) { return vec ? concat("vec4<", wgsl_type(s), ">") : wgsl_type(s); }
+    static constexpr auto expression = &wgsl_expression;
+    static std::string declaration(std::string const& type, std::string const& name, std::string const& expr) {
+        return concat("let ", name, ": ", type, " = ", expr);
+    }
+};
+
+}  // namespace detail
+
+// The WGSL program of a trace, its nodes in emission_order.
+// lanes is 1, or 4 for the vec4 form (only for traces vectorizable() accepts).
+inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
+    using namespace detail;
+    bool const vec = lanes == 4;
+    wgsl_program program;
+    std::vector<std::string> helpers;
+    bool uses_f16 = false;
+    std::string const body = emit_statements<wgsl_language>(t, vec, program, helpers, uses_f16);
 
     std::string& s = program.text;
-    for (std::uint32_t k : program.bindings) uses_f16 = uses_f16 || t.bindings()[k].type == scalar::f16;
     s = "// Generated by switchyard from a traced C++ kernel.\n";
     if (uses_f16) s += "enable f16;\n";
     s += concat("\nstruct Uniforms {\n    w: array<vec4<u32>, ", std::to_string((program.uniforms.size() + 3) / 4),
@@ -471,7 +506,7 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
     for (std::size_t k = 0; k < program.bindings.size(); ++k) {
         binding const& bd = t.bindings()[program.bindings[k]];
         s += concat("@group(0) @binding(", std::to_string(k), ") var<storage, ", bd.writable ? "read_write" : "read",
-                    "> b", std::to_string(k), ": array<", typed(wgsl_type(bd.type)), ">;\n");
+                    "> b", std::to_string(k), ": array<", wgsl_language::type(bd.type, vec), ">;\n");
     }
     s += concat("@group(0) @binding(", std::to_string(program.bindings.size()), ") var<uniform> u: Uniforms;\n\n");
     for (auto const& h : helpers) s += std::string(helper_text(h)) + "\n";
