@@ -615,9 +615,9 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr float expm1(float x) noexcept
     const float hm = h - 0.5f;
     const float hm_err = detail::blend(h >= 0.5f, (h - hm) - 0.5f, h - (hm + 0.5f));
     const float hr = h * red.r;
-    const float sum = hm + hr;
-    const float sum_err = (hm - sum) + hr;
-    const float result = 2.0f * (sum + (sum_err + (hm_err + h * q)));
+    const float total = hm + hr;
+    const float total_err = (hm - total) + hr;
+    const float result = 2.0f * (total + (total_err + (hm_err + h * q)));
     // Tiny x (and +-0, subnormals): expm1(x) rounds to x.
     return detail::blend(abs(x) < 0x1p-25f, x, result);
 }
@@ -634,9 +634,9 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double expm1(double x) noexce
     const double hm = h - 0.5;
     const double hm_err = detail::blend(h >= 0.5, (h - hm) - 0.5, h - (hm + 0.5));
     const double hr = h * red.r;
-    const double sum = hm + hr;
-    const double sum_err = (hm - sum) + hr;
-    const double result = 2.0 * (sum + (sum_err + (hm_err + h * q)));
+    const double total = hm + hr;
+    const double total_err = (hm - total) + hr;
+    const double result = 2.0 * (total + (total_err + (hm_err + h * q)));
     return detail::blend(abs(x) < 0x1p-54, x, result);
 }
 

@@ -16,12 +16,14 @@
 //
 //     auto const from_values = [] SWITCHYARD_HOST_DEVICE(C, C e, C, C sum) { return e / sum; };
 //     sy::transform_rows(tag, out, sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values()),
-//                        from_values, x);   // softmax with one exp per value Unlike a reduction followed by a
-// transform, the statistics never leave the device's registers or cache, and
-// each device keeps the row close while the passes run (a CPU task per row
-// in cache, a CUDA block per row in registers), so a row is read from memory
-// once: on CUDA rows of up to 4096 values, on the CPU rows that fit its
-// cache; longer rows are read again by each pass.
+//                        from_values, x);   // softmax with one exp per value
+//
+// Unlike a reduction followed by a transform, the statistics never leave the
+// device's registers or cache, and each device keeps the row close while the
+// passes run (a CPU task per row in cache, a CUDA block per row in
+// registers), so a row is read from memory once: on CUDA rows of up to 4096
+// values, on the CPU rows that fit its cache; longer rows are read again by
+// each pass.
 //
 // Inputs broadcast to out's shape (PyTorch's rules); out may be an input
 // exactly (in place). Statistics accumulate in compute_t<Tag> in an order
@@ -182,6 +184,9 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
                   "transform_rows: f must be callable with one compute_t<Tag> value per input, then one per "
                   "statistic marked with_values() (its map's value), then one per statistic, and return one value "
                   "convertible to compute_t<Tag>");
+    // Past an invalid statistic or f, the runners are not instantiated: one error, not a cascade.
+    constexpr bool valid = can_run && detail::row_stats_valid<C, NIn, Stats>(std::make_index_sequence<NS>{}) &&
+                           detail::row_map_valid<C, F>(std::make_index_sequence<NIn + NV + NS>{});
 
     strided_ref const out_ref = detail::operand_ref(out, "output");
     strided_ref const ins[NIn] = {detail::operand_ref(in, "input")...};
@@ -189,7 +194,7 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
     for (int k = 0; k < NIn; ++k) detail::check_operand<Tag>(ins[k], out_ref, "input", op);
     row_layout const layout = make_row_layout(op, out_ref, ins, NIn);
 
-    if constexpr (!can_run) {
+    if constexpr (!valid) {
         // Refused above.
     } else if constexpr (device == device_kind::cpu) {
         detail::cpu_transform_rows<type, S, C, NIn>(tag, stats, f, layout);

@@ -205,9 +205,9 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
             std::int64_t j0 = 0;
             if constexpr (indexed) {
                 auto const step = [&](int l, std::int64_t j) {
-                    A const r = combine(A{lane_value[l], lane_index[l]}, element(j));
-                    lane_value[l] = r.value;
-                    lane_index[l] = r.index;
+                    A const folded = combine(A{lane_value[l], lane_index[l]}, element(j));
+                    lane_value[l] = folded.value;
+                    lane_index[l] = folded.index;
                 };
                 for (; j0 + W <= filled; j0 += W)
                     for (int l = 0; l < W; ++l) step(l, j0 + l);

@@ -161,10 +161,14 @@ SWITCHYARD_INLINE void rows_tasks(Stats const& stats, F const& f, row_layout con
         // One statistic's values go straight into an output row of the compute
         // type that is not also an input: f reads each before writing it there,
         // and the row's lines are fetched while the statistic's pass computes.
+        // Comparing row starts suffices: make_row_layout refuses an input that
+        // shares memory with the output without being exactly it.
         bool out_holds_values = NV == 1 && write_directly;
         for (int k = 0; k < NIn; ++k)
             out_holds_values = out_holds_values && static_cast<void const*>(in.start[k]) != out;
-        C* const row_values[NV > 0 ? NV : 1] = {out_holds_values ? reinterpret_cast<C*>(out) : values[0]};
+        C* row_values[NV > 0 ? NV : 1];
+        for (int w = 0; w < NV; ++w) row_values[w] = values[w];
+        if (out_holds_values) row_values[0] = reinterpret_cast<C*>(out);
         C s[NS > 0 ? NS : 1];
         [&]<std::size_t... J>(std::index_sequence<J...>) {
             (row_statistic<J>(st, in, n, s, partials.get(), row_values), ...);
@@ -181,7 +185,7 @@ SWITCHYARD_INLINE void rows_tasks(Stats const& stats, F const& f, row_layout con
                 for (int k = 0; k < NIn; ++k) v[k] = in.values(k, j0, len, NS == 0);
                 C* const o = write_directly ? reinterpret_cast<C*>(out) + j0 : staged;
                 C const* kept[NV > 0 ? NV : 1];
-                for (int w = 0; w < NV; ++w) kept[w] = (w == 0 ? row_values[0] : values[w]) + j0;
+                for (int w = 0; w < NV; ++w) kept[w] = row_values[w] + j0;
                 for (std::int64_t j = 0; j < len; ++j)
                     o[j] = static_cast<C>(kernel(v[K][j]..., kept[V][j]..., stat[J]...));
                 if (!write_directly) store_block<D>(staged, out + j0 * out_inner, out_inner, len);
