@@ -1,17 +1,18 @@
-// The MSL emitter (shader/msl.h) without a Mac: each kernel is traced for a
-// Metal tag over host buffers, emitted as MSL, compiled by clang as C++
+// Metal without a Mac. The MSL emitter (shader/msl.h): each kernel is traced
+// for a Metal tag over host buffers, emitted as MSL, compiled by clang as C++
 // against the stand-in Metal standard library in tests/metal/, loaded with
 // dlopen and run once per thread position of the grid on the CPU; its
-// buffers are then compared with the same C++ kernel run by the CPU.
-// Also the golden MSL of the torch example's softplus and the emitter's
-// errors. Needs SWITCHYARD_MSL_TEST_COMPILER (clang++, set by CMake).
+// buffers are then compared with the same C++ kernel run by the CPU; the
+// golden MSL of the torch example's softplus and the emitter's errors. Then
+// the library's Metal path end to end (for_each, transform, metal_device's
+// buffers, batching and errors) over the stand-in backend
+// (tests/metal/standin_backend.h), and the error a metal_device gives where
+// Metal is not available. Needs SWITCHYARD_MSL_TEST_COMPILER (clang++, set
+// by CMake).
 #include <catch2/catch.hpp>
 
 #include <switchyard/shader/msl.h>
 #include <switchyard/switchyard.h>
-
-#include <dlfcn.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "golden.h"
+#include "metal/standin_backend.h"
 #include "torch/softplus_math.h"
 
 namespace sy = switchyard;
@@ -34,75 +36,10 @@ using sy::dtype;
 
 namespace {
 
-// A compiled kernel: sy_kernel(buffers..., uniforms, thread position).
-class msl_kernel {
-public:
-    msl_kernel(std::string const& text, std::size_t buffers) : buffers_(buffers) {
-        static int serial = 0;
-        auto const dir = std::filesystem::temp_directory_path() /
-                         ("switchyard_msl_" + std::to_string(::getpid()) + "_" + std::to_string(serial++));
-        std::filesystem::create_directories(dir);
-        std::ofstream(dir / "kernel.metal") << text;
-        std::string const command = std::string(SWITCHYARD_MSL_TEST_COMPILER) +
-                                    " -std=c++20 -O1 -fPIC -shared -Wno-unknown-attributes -x c++ -I" +
-                                    SWITCHYARD_TEST_DIR + "/metal -I" + SWITCHYARD_INCLUDE_DIR + " " +
-                                    (dir / "kernel.metal").string() + " -o " + (dir / "kernel.so").string() + " 2> " +
-                                    (dir / "errors.txt").string();
-        if (std::system(command.c_str()) != 0) {
-            std::ifstream errors(dir / "errors.txt");
-            std::stringstream s;
-            s << errors.rdbuf();
-            FAIL("the emitted MSL does not compile under the stand-in:\n" << s.str() << "\n" << text);
-        }
-        library_ = ::dlopen((dir / "kernel.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-        REQUIRE(library_ != nullptr);
-        entry_ = ::dlsym(library_, "sy_kernel");
-        REQUIRE(entry_ != nullptr);
-        std::filesystem::remove_all(dir);
-    }
-    msl_kernel(msl_kernel const&) = delete;
-    msl_kernel& operator=(msl_kernel const&) = delete;
-    ~msl_kernel() {
-        if (library_) ::dlclose(library_);
-    }
-
-    // Every thread of a grid of `grid` threads (past the count included).
-    void run(std::vector<void*> const& buffers, std::vector<std::uint32_t> const& uniforms, std::uint32_t grid) const {
-        REQUIRE(buffers.size() == buffers_);
-        std::vector<std::uint32_t> words = uniforms;
-        words.resize((words.size() + 3) / 4 * 4);  // whole uint4s, as a Metal device pads them
-        for (std::uint32_t i = 0; i < grid; ++i) call(buffers, words.data(), i);
-    }
-
-private:
-    // The kernel's parameters are pointers and one uint: called through a
-    // pointer type of the same shape.
-    template <std::size_t... K>
-    static void call_with(void* entry, std::vector<void*> const& b, void const* u, std::uint32_t i,
-                          std::index_sequence<K...>) {
-        using fn = void (*)(decltype((void)K, static_cast<void*>(nullptr))..., void const*, unsigned);
-        reinterpret_cast<fn>(entry)(b[K]..., u, i);
-    }
-    void call(std::vector<void*> const& b, void const* u, std::uint32_t i) const {
-        switch (buffers_) {
-            case 1: return call_with(entry_, b, u, i, std::make_index_sequence<1>{});
-            case 2: return call_with(entry_, b, u, i, std::make_index_sequence<2>{});
-            case 3: return call_with(entry_, b, u, i, std::make_index_sequence<3>{});
-            case 4: return call_with(entry_, b, u, i, std::make_index_sequence<4>{});
-            case 5: return call_with(entry_, b, u, i, std::make_index_sequence<5>{});
-            default: FAIL("a test kernel with " << buffers_ << " buffers");
-        }
-    }
-
-    std::size_t buffers_;
-    void* library_ = nullptr;
-    void* entry_ = nullptr;
-};
-
 // Traces kernel(Tag, i) for Metal, emits it, compiles it under the stand-in
 // and runs it over `count` indices (the buffers are the views' host memory).
 template <typename Tag, typename F>
-std::string run_on_msl(std::int64_t count, F const& kernel, std::uint32_t lanes = 1) {
+std::string run_on_msl(std::int64_t count, F const& kernel, std::uint32_t lanes = 1, std::string const& flags = "") {
     constexpr std::int64_t placeholder = 0x5EED123456789ABBll;
     sy::shader::trace t("metal", placeholder, true);
     {
@@ -115,8 +52,9 @@ std::string run_on_msl(std::int64_t count, F const& kernel, std::uint32_t lanes 
     program.uniforms[0] = threads;
     std::vector<void*> buffers;
     for (std::uint32_t k : program.bindings) buffers.push_back(const_cast<void*>(t.bindings()[k].buffer));
-    msl_kernel const compiled(program.text, buffers.size());
-    compiled.run(buffers, program.uniforms, threads + 300);  // a partial last threadgroup and more
+    standin_metal::compiled_kernel const compiled(program.text, "sy_kernel", flags);
+    program.uniforms.resize((program.uniforms.size() + 3) / 4 * 4);  // whole uint4s, as a Metal device pads them
+    compiled.run(buffers, program.uniforms.data(), threads + 300);   // a partial last threadgroup and more
     return program.text;
 }
 
@@ -134,7 +72,7 @@ double ulps(float got, float want) {
 
 // y = f(x) over x on Metal (through MSL) and on the CPU; the worst ulp distance.
 template <typename F>
-double worst_ulps(std::vector<float> const& x, F const& f, std::uint32_t lanes = 1) {
+double worst_ulps(std::vector<float> const& x, F const& f, std::uint32_t lanes = 1, std::string const& flags = "") {
     auto const n = static_cast<std::int64_t>(x.size());
     std::vector<float> in = x, on_metal(x.size(), -7.0f), on_cpu(x.size());
     auto run = [&](auto tag, float* input, float* output) {
@@ -145,7 +83,7 @@ double worst_ulps(std::vector<float> const& x, F const& f, std::uint32_t lanes =
             sy::strided_ref::contiguous(output, dtype::f32, dev, {n}, "y"));
         auto const body = [=](auto, std::int64_t i) { ys[i] = f(xs[i]); };
         if constexpr (dev == device_kind::metal)
-            run_on_msl<metal_tag<dtype::f32>>(n, body, lanes);
+            run_on_msl<metal_tag<dtype::f32>>(n, body, lanes, flags);
         else
             sy::for_each(cpu_tag<dtype::f32>{}, n, body);
     };
@@ -172,14 +110,27 @@ TEST_CASE("msl: every math function agrees with switchyard/math.h", "[msl][math]
     for (int k = -3999; k <= 4000; ++k) unit.push_back(static_cast<float>(k) / 4001.0f);
     float const inf = INFINITY, nan = NAN;
     for (auto* v : {&wide, &positive, &unit}) v->insert(v->end(), {inf, -inf, nan, 0.0f, -0.0f});
-    CHECK(worst_ulps(wide, [](auto v) { return sy::exp(v); }) <= 1);
-    CHECK(worst_ulps(wide, [](auto v) { return sy::expm1(v); }) <= 1);
-    CHECK(worst_ulps(positive, [](auto v) { return sy::log(v); }) <= 1);
-    CHECK(worst_ulps(unit, [](auto v) { return sy::log1p(v); }) <= 1);
-    CHECK(worst_ulps(wide, [](auto v) { return sy::tanh(v); }) <= 1);
-    CHECK(worst_ulps(wide, [](auto v) { return sy::sigmoid(v); }) <= 1);
-    CHECK(worst_ulps(wide, [](auto v) { return sy::softplus(v); }) <= 1);
-    CHECK(worst_ulps(positive, [](auto v) { return sy::sqrt(v); }) == 0);
+    // IEEE arithmetic as written, and with every a * b + c contracted into an
+    // FMA (which Apple's compiler may do even in its safe math mode).
+    for (std::string const flags : {"-ffp-contract=off", "-march=x86-64-v3 -ffp-contract=fast"}) {
+        INFO("stand-in flags: " << flags);
+        CHECK(worst_ulps(
+                  wide, [](auto v) { return sy::exp(v); }, 1, flags) <= 1);
+        CHECK(worst_ulps(
+                  wide, [](auto v) { return sy::expm1(v); }, 1, flags) <= 1);
+        CHECK(worst_ulps(
+                  positive, [](auto v) { return sy::log(v); }, 1, flags) <= 1);
+        CHECK(worst_ulps(
+                  unit, [](auto v) { return sy::log1p(v); }, 1, flags) <= 1);
+        CHECK(worst_ulps(
+                  wide, [](auto v) { return sy::tanh(v); }, 1, flags) <= 1);
+        CHECK(worst_ulps(
+                  wide, [](auto v) { return sy::sigmoid(v); }, 1, flags) <= 1);
+        CHECK(worst_ulps(
+                  wide, [](auto v) { return sy::softplus(v); }, 1, flags) <= 1);
+        CHECK(worst_ulps(
+                  positive, [](auto v) { return sy::sqrt(v); }, 1, flags) == 0);
+    }
     CHECK(worst_ulps(wide, [](auto v) { return sy::abs(v) * 2.0f - 1.0f; }) == 0);
     // The vector form: four indices per thread (a count divisible by 4),
     // helpers per component.
@@ -380,3 +331,193 @@ TEST_CASE("msl: a kernel needing more than 31 buffers is refused, naming the lim
                           sy::strided_ref::contiguous(d.data(), dtype::f64, device_kind::metal, {4}, "d"))),
                       Catch::Contains("'d'") && Catch::Contains("f64") && Catch::Contains("metal"));
 }
+
+namespace {
+
+// A metal_device, current on this thread while it lives: over the stand-in
+// backend, or (system = true, on Apple systems only) over Metal itself, so
+// that on a Mac the same cases also run on the GPU (docs/metal.md).
+struct metal_under_test {
+    explicit metal_under_test(bool system)
+        : standin(system ? nullptr : new standin_metal::backend()),
+          device(system ? sy::metal_device() : sy::metal_device(std::unique_ptr<sy::metal_backend>(standin))),
+          use(device) {}
+
+    standin_metal::backend* standin;  // null on Metal itself
+    sy::metal_device device;
+    sy::metal_device_guard use;
+
+    template <typename T>
+    void* upload(std::vector<T> const& host) {
+        void* const p = device.alloc(host.size() * sizeof(T));
+        device.copy_from_host(p, host.data(), host.size() * sizeof(T));
+        return p;
+    }
+    template <typename T>
+    std::vector<T> read(void const* p, std::size_t n) {
+        std::vector<T> host(n);
+        device.copy_to_host(host.data(), p, n * sizeof(T));
+        return host;
+    }
+};
+
+// The devices the Metal cases run on: the stand-in, and Metal on Apple systems.
+#if defined(__APPLE__)
+constexpr bool metal_systems[] = {false, true};
+#else
+constexpr bool metal_systems[] = {false};
+#endif
+
+}  // namespace
+
+TEST_CASE("metal: transform and for_each run through metal_device, recorded until a readback", "[msl][metal]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        std::int64_t const rows = 64, cols = 300, n = rows * cols;
+        std::vector<float> x(static_cast<std::size_t>(n)), gate(static_cast<std::size_t>(cols));
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.01f * static_cast<float>(k)) * 5.0f;
+        for (std::size_t k = 0; k < gate.size(); ++k) gate[k] = static_cast<float>(k) * 0.03f - 4.0f;
+        void* const dx = d.upload(x);
+        void* const dgate = d.upload(gate);
+        void* const dout = d.device.alloc(x.size() * sizeof(float));
+        auto const metal = device_kind::metal;
+        auto const xs = sy::strided_ref::contiguous(dx, dtype::f32, metal, {rows, cols}, "x");
+        auto const gs = sy::strided_ref::contiguous(dgate, dtype::f32, metal, {cols}, "gate");  // broadcast over rows
+        auto const os = sy::strided_ref::contiguous(dout, dtype::f32, metal, {rows, cols}, "out");
+        auto const mul_sigmoid = [](auto v, auto g) { return v * sy::sigmoid(g); };
+        using metal_f32 = sy::tag<device_kind::metal, dtype::f32>;
+        sy::transform(metal_f32{}, os, mul_sigmoid, xs, gs);
+        // Recorded, not run: the stand-in's memory is still zero.
+        CHECK(d.device.counters().dispatches == 1);
+        CHECK(d.device.counters().commits == 0);
+        if (d.standin) CHECK(static_cast<float const*>(dout)[5] == 0.0f);
+        std::vector<float> const got = d.read<float>(dout, x.size());
+        CHECK(d.device.counters().commits == 1);
+        if (d.standin) CHECK(d.standin->commits_run == 1);
+        std::vector<float> want(x.size());
+        sy::transform(sy::tag<device_kind::cpu, dtype::f32>{},
+                      sy::strided_ref::contiguous(want.data(), dtype::f32, device_kind::cpu, {rows, cols}, "out"),
+                      mul_sigmoid,
+                      sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {rows, cols}, "x"),
+                      sy::strided_ref::contiguous(gate.data(), dtype::f32, device_kind::cpu, {cols}, "gate"));
+        double worst = 0;
+        for (std::size_t k = 0; k < x.size(); ++k) worst = std::max(worst, ulps(got[k], want[k]));
+        CHECK(worst <= 2);
+
+        // Two more ops recorded into one command buffer: in place, then a
+        // for_each reading its result; one commit runs both, in order, and the
+        // second op's pipeline is new but the first's is reused.
+        sy::transform(metal_f32{}, os, mul_sigmoid, xs, gs);
+        sy::transform(
+            metal_f32{}, os, [](auto v) { return v * 2.0f + 1.0f; }, os);
+        CHECK(d.device.cached_pipelines() == 2);
+        sy::flat_in<metal, dtype::f32, contiguity::contiguous> const in(os);
+        sy::flat_out<metal, dtype::f32, contiguity::contiguous> const out(xs);
+        sy::for_each(sy::tag<device_kind::metal, dtype::f32, contiguity::contiguous>{}, n,
+                     [=](auto, std::int64_t i) { out[i] = in[i] - 1.0f; });
+        CHECK(d.device.counters().dispatches == 4);
+        d.device.sync();
+        CHECK(d.device.counters().commits == 2);
+        std::vector<float> const again = d.read<float>(dx, x.size());
+        worst = 0;
+        for (std::size_t k = 0; k < x.size(); ++k) {
+            // got[k] is within 2 ulp of want[k]; the same steps from it:
+            float const twice = got[k] * 2.0f + 1.0f;
+            worst = std::max(worst, ulps(again[k], twice - 1.0f));
+        }
+        CHECK(worst == 0);
+        // A buffer freed while work reading it is recorded stays valid (and
+        // unused by new allocations) until that work is committed.
+        void* const tmp = d.upload(x);
+        std::uint64_t const commits = d.device.counters().commits;
+        sy::transform(
+            metal_f32{}, os, [](auto v) { return v + 1.0f; },
+            sy::strided_ref::contiguous(tmp, dtype::f32, metal, {rows, cols}, "tmp"));
+        d.device.free(tmp);
+        void* const other = d.device.alloc(x.size() * sizeof(float));
+        CHECK(other != tmp);
+        CHECK(d.device.counters().commits == commits);
+        std::vector<float> const plus_one = d.read<float>(dout, x.size());
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < x.size(); ++k) wrong += plus_one[k] != x[k] + 1.0f;
+        CHECK(wrong == 0);
+        for (void* p : {dx, dgate, dout, other}) d.device.free(p);
+        CHECK(d.device.counters().live_bytes == 0);
+    }
+}
+
+TEST_CASE("metal: f16, transposed operands and several outputs", "[msl][metal]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        std::int64_t const rows = 33, cols = 70;
+        std::vector<sy::half> x(static_cast<std::size_t>(rows * cols));
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = sy::half(static_cast<float>(k % 50) * 0.25f - 6.0f);
+        void* const dx = d.upload(x);
+        void* const dsum = d.device.alloc(x.size() * 2);
+        void* const dexp = d.device.alloc(x.size() * 2);
+        auto const metal = device_kind::metal;
+        // x read transposed: [cols, rows] with strides (1, cols).
+        auto const xt = sy::strided_ref::make(dx, dtype::f16, metal, {cols, rows}, {1, cols}, "x.T");
+        auto const sum = sy::strided_ref::contiguous(dsum, dtype::f16, metal, {cols, rows}, "sum");
+        auto const e = sy::strided_ref::contiguous(dexp, dtype::f16, metal, {cols, rows}, "exp");
+        auto const two = [](auto v) { return sy::results{v + v, sy::exp(v * 0.5f)}; };
+        sy::transform(sy::tag<device_kind::metal, dtype::f16>{}, sy::outputs(sum, e), two, xt);
+        std::vector<sy::half> const got_sum = d.read<sy::half>(dsum, x.size()),
+                                    got_exp = d.read<sy::half>(dexp, x.size());
+        std::size_t wrong = 0;
+        for (std::int64_t c = 0; c < cols; ++c)
+            for (std::int64_t r = 0; r < rows; ++r) {
+                float const v = static_cast<float>(x[static_cast<std::size_t>(r * cols + c)]);
+                auto const at = static_cast<std::size_t>(c * rows + r);
+                wrong += static_cast<float>(got_sum[at]) != static_cast<float>(sy::half(v + v));
+                wrong += static_cast<float>(got_exp[at]) != static_cast<float>(sy::half(sy::exp(v * 0.5f)));
+            }
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("metal: bad input is refused, naming what was wrong", "[msl][metal]") {
+    metal_under_test d(false);
+    std::vector<float> host(16, 1.0f);
+    void* const dy = d.device.alloc(16 * sizeof(float));
+    auto const y = sy::strided_ref::contiguous(dy, dtype::f32, device_kind::metal, {16}, "y");
+    using metal_f32 = sy::tag<device_kind::metal, dtype::f32>;
+    // Host memory passed as a Metal operand.
+    auto const x = sy::strided_ref::contiguous(host.data(), dtype::f32, device_kind::metal, {16}, "x");
+    CHECK_THROWS_WITH(sy::transform(
+                          metal_f32{}, y, [](auto v) { return v; }, x),
+                      Catch::Contains("'x'") && Catch::Contains("not a live buffer of the current metal device"));
+    // A CPU operand with a Metal one.
+    auto const cpu_x = sy::strided_ref::contiguous(host.data(), dtype::f32, device_kind::cpu, {16}, "x");
+    CHECK_THROWS_WITH(sy::transform(
+                          metal_f32{}, y, [](auto v) { return v; }, cpu_x),
+                      Catch::Contains("'x'") && Catch::Contains("cpu"));
+    // A view reaching past its buffer.
+    void* const small = d.device.alloc(256);
+    auto const big = sy::strided_ref::contiguous(small, dtype::f32, device_kind::metal, {100}, "big");
+    auto const big_out = sy::strided_ref::contiguous(d.device.alloc(400), dtype::f32, device_kind::metal, {100}, "o");
+    CHECK_THROWS_WITH(sy::transform(
+                          metal_f32{}, big_out, [](auto v) { return v; }, big),
+                      Catch::Contains("'big'") && Catch::Contains("bytes into a buffer of 256"));
+    // f64 has no Metal type.
+    using metal_f64 = sy::tag<device_kind::metal, dtype::f64>;
+    void* const dd = d.device.alloc(64);
+    auto const dref = sy::strided_ref::contiguous(dd, dtype::f64, device_kind::metal, {8}, "d");
+    CHECK_THROWS_WITH(sy::transform(
+                          metal_f64{}, dref, [](auto v) { return v; }, dref),
+                      Catch::Contains("f64") && Catch::Contains("metal"));
+    CHECK_THROWS_WITH(d.device.free(host.data()), Catch::Contains("did not allocate"));
+    sy::metal_device first(std::make_unique<standin_metal::backend>());
+    sy::metal_device second = std::move(first);
+    CHECK_THROWS_WITH(first.alloc(16),
+                      Catch::Contains("moved-from metal_device"));  // NOLINT: use after move, on purpose
+    CHECK(second.alloc(0) == nullptr);
+}
+
+#if !defined(__APPLE__)
+TEST_CASE("metal: a metal_device where Metal is not available says so", "[msl][metal]") {
+    CHECK_THROWS_WITH(sy::metal_device{}, Catch::Contains("metal: Metal is not available on this system"));
+}
+#endif

@@ -37,6 +37,9 @@
 #if defined(SWITCHYARD_WITH_WEBGPU)
 #include "switchyard/device/webgpu/current_device.h"
 #endif
+#if defined(SWITCHYARD_WITH_METAL)
+#include "switchyard/device/metal/current_device.h"
+#endif
 
 namespace switchyard {
 
@@ -61,6 +64,14 @@ any_device device_for(std::int32_t index) {
 #else
         static_assert(D != device_kind::webgpu,
                       "device memory on webgpu needs SWITCHYARD_WITH_WEBGPU (the switchyard::webgpu CMake target)");
+#endif
+    } else if constexpr (D == device_kind::metal) {
+#if defined(SWITCHYARD_WITH_METAL)
+        (void)index;
+        return device_ref<metal_device>(current_metal_device());
+#else
+        static_assert(D != device_kind::metal,
+                      "device memory on metal needs SWITCHYARD_WITH_METAL (the switchyard::metal CMake target)");
 #endif
     } else {
         static_assert(D == device_kind::cpu, "device memory: this device is not implemented in this version");

@@ -31,6 +31,11 @@
 // webgpu device's command encoder; see device/webgpu/for_each.h. Kernels
 // compute with storage_t<Tag> / compute_t<Tag> (kernel_types.h) and write
 // conditions with select, not `if`.
+//
+// Metal (when SWITCHYARD_WITH_METAL is defined, as the switchyard::metal
+// CMake target does): the same tracing, emitted as MSL and recorded into the
+// current metal device's command buffer; see device/metal/for_each.h and
+// docs/metal.md.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +52,9 @@
 #endif
 #if defined(SWITCHYARD_WITH_WEBGPU)
 #include "switchyard/device/webgpu/for_each.h"
+#endif
+#if defined(SWITCHYARD_WITH_METAL)
+#include "switchyard/device/metal/for_each.h"
 #endif
 
 namespace switchyard {
@@ -81,9 +89,13 @@ void for_each(Tag tag, std::int64_t count, F const& f) {
                       "the switchyard::webgpu CMake target)");
 #endif
     } else {
+#if defined(SWITCHYARD_HAS_METAL_FOR_EACH)
+        detail::metal_for_each(tag, count, f);
+#else
         static_assert(device != device_kind::metal,
-                      "for_each: metal is not implemented in this version (the shader tracing it would use "
-                      "exists; an MSL emitter and a Metal device do not)");
+                      "for_each: the tag names device metal, which needs SWITCHYARD_WITH_METAL defined (link the "
+                      "switchyard::metal CMake target)");
+#endif
     }
 }
 

@@ -23,8 +23,9 @@
 // Devices: the CPU runs blocks of converted values through a vectorized loop
 // (device/cpu/transform.h); CUDA, when this file is compiled by nvcc, uses
 // 16-byte loads and stores wherever the operands allow
-// (device/cuda/transform.h); WebGPU traces f once and runs it as WGSL, vec4
-// where every operand is contiguous (device/webgpu/transform.h). f must be
+// (device/cuda/transform.h); WebGPU and Metal trace f once and run it as
+// WGSL or MSL, vec4 where every operand is contiguous (shader/transform.h,
+// device/webgpu/transform.h, device/metal/transform.h). f must be
 // SWITCHYARD_HOST_DEVICE for CUDA and written with switchyard's math and
 // select (no `if` on values) to run on shader devices.
 //
@@ -71,6 +72,9 @@
 #endif
 #if defined(SWITCHYARD_WITH_WEBGPU)
 #include "switchyard/device/webgpu/transform.h"
+#endif
+#if defined(SWITCHYARD_WITH_METAL)
+#include "switchyard/device/metal/transform.h"
 #endif
 
 namespace switchyard {
@@ -163,6 +167,14 @@ void run_transform(Tag tag, strided_ref const (&outs)[NOut], F const& f, strided
                       "transform: the tag names device webgpu, which needs SWITCHYARD_WITH_WEBGPU defined (link "
                       "the switchyard::webgpu CMake target)");
 #endif
+    } else if constexpr (device == device_kind::metal) {
+#if defined(SWITCHYARD_HAS_METAL_TRANSFORM)
+        metal_transform<NOut, NIn>(tag, f, outs, ins);
+#else
+        static_assert(device != device_kind::metal,
+                      "transform: the tag names device metal, which needs SWITCHYARD_WITH_METAL defined (link the "
+                      "switchyard::metal CMake target)");
+#endif
     } else {
         elementwise_layout const layout =
             make_elementwise_layout("transform", outs, static_cast<int>(NOut), ins, static_cast<int>(NIn));
@@ -176,9 +188,6 @@ void run_transform(Tag tag, strided_ref const (&outs)[NOut], F const& f, strided
             static_assert(device != device_kind::cuda,
                           "transform: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
-        } else {
-            static_assert(device != device_kind::metal,
-                          "transform: metal is not implemented in this version (no MSL emitter or Metal device)");
         }
     }
 }

@@ -37,7 +37,7 @@
 #include "switchyard/device/device.h"
 #include "switchyard/device/webgpu/api.h"
 #include "switchyard/device/webgpu/counters.h"
-#include "switchyard/device/webgpu/size_class_pool.h"
+#include "switchyard/device/size_class_pool.h"
 
 namespace switchyard {
 

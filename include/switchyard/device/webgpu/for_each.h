@@ -24,6 +24,7 @@
 #include "switchyard/device/webgpu.h"
 #include "switchyard/device/webgpu/current_device.h"
 #include "switchyard/shader/math.h"
+#include "switchyard/shader/program.h"
 #include "switchyard/shader/tensor_view.h"
 #include "switchyard/shader/trace.h"
 #include "switchyard/shader/value.h"
@@ -34,21 +35,6 @@
 
 namespace switchyard::detail {
 
-// Placeholder indices. The first, far from any real index, is the one the
-// kernel is traced with: a view indexed by a constant or an offset index
-// misses it. The others differ from it in sign, magnitude and low bits, so
-// that a kernel computing with its index (i == 0, i % 4, i & 1, i < n)
-// traces differently for one of them.
-inline constexpr std::int64_t shader_index_placeholders[] = {0x5EED123456789ABBll, -0x2BADCAFE00000011ll, 0, 1, 2, 3};
-
-template <typename Tag, typename F>
-shader::trace trace_kernel(Tag tag, F const& f, std::int64_t index_value, bool has_f16) {
-    shader::trace t("webgpu", index_value, has_f16);
-    shader::trace_scope const scope(t);
-    f(tag, index_value);
-    return t;
-}
-
 template <typename Tag, typename F>
 void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
     if (count == 0) return;
@@ -58,24 +44,12 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
         throw std::invalid_argument("for_each on webgpu: count is " + std::to_string(count) +
                                     "; shader devices index with 32 bits (at most 2^32 - 256 elements)");
     webgpu_device& device = current_webgpu_device();
-    shader::trace const t = trace_kernel(tag, f, shader_index_placeholders[0], device.has_f16());
-    std::uint32_t const lanes = count % 4 == 0 && shader::vectorizable(t) ? 4 : 1;
-    shader::wgsl_program program = shader::emit_wgsl(t, lanes);
-
-    static std::atomic<bool> index_use_checked{false};
-    if (!index_use_checked.load(std::memory_order_relaxed)) {
-        for (std::size_t k = 1; k < std::size(shader_index_placeholders); ++k) {
-            shader::trace const other = trace_kernel(tag, f, shader_index_placeholders[k], device.has_f16());
-            if (other.ambiguous()) continue;  // a tensor coordinate equal to a small placeholder
-            shader::wgsl_program const again = shader::emit_wgsl(other, lanes);
-            if (again.uniforms != program.uniforms || again.text != program.text)
-                throw shader::shader_error(
-                    "webgpu: the kernel computes with its for_each index (its trace changes with the index "
-                    "value); on shader devices the index may only index views (view[i], or a tensor view "
-                    "coordinate: t(i, 0))");
-        }
-        index_use_checked.store(true, std::memory_order_relaxed);
-    }
+    auto traced =
+        shader::trace_and_emit("webgpu", tag, f, count, device.has_f16(),
+                               [](shader::trace const& t, std::uint32_t lanes) { return shader::emit_wgsl(t, lanes); });
+    shader::trace const& t = traced.kernel;
+    shader::wgsl_program& program = traced.program;
+    std::uint32_t const lanes = traced.lanes;
 
     std::vector<webgpu_binding> bindings;
     for (std::uint32_t k : program.bindings) {

@@ -1,22 +1,14 @@
-// transform on WebGPU: the elementwise runner behind switchyard/transform.h.
-// Every operand becomes a shader flat view over its broadcast layout in the
-// operation's joint iteration order (view/iteration_order.h), and the kernel
-// out[i] = f(in[i]...) is traced and recorded by webgpu_for_each
-// (device/webgpu/for_each.h): one WGSL shader per layout shape, cached by
-// text, sizes and strides as uniforms, vec4 when every operand is
-// contiguous. Operands beyond what the device binds in one stage are refused
-// there with the device's limit named.
+// transform on WebGPU: the elementwise runner behind switchyard/transform.h,
+// shader/transform.h's views over webgpu_for_each (device/webgpu/
+// for_each.h). Operands beyond what the device binds in one stage are
+// refused there with the device's limit named.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
-#include "switchyard/core/results.h"
-#include "switchyard/kernel_types.h"
-#include "switchyard/shader/view.h"
 #include "switchyard/device/webgpu/for_each.h"
-#include "switchyard/view/elementwise_layout.h"
+#include "switchyard/shader/transform.h"
 
 #define SWITCHYARD_HAS_WEBGPU_TRANSFORM 1
 
@@ -24,31 +16,8 @@ namespace switchyard::detail {
 
 template <std::size_t NOut, std::size_t NIn, typename Tag, typename F>
 void webgpu_transform(Tag tag, F const& f, strided_ref const (&outs)[NOut], strided_ref const* ins) {
-    constexpr std::size_t N = NOut + NIn;
-    constexpr auto type = tag_dtype<Tag>::value;
-    using C = compute_t<Tag>;
-    using S = storage_t<Tag>;
-    // Validates shapes and overlap exactly as on the other devices.
-    (void)make_elementwise_layout("transform", outs, static_cast<int>(NOut), ins, static_cast<int>(NIn));
-    strided_ref refs[N];
-    strided_ref const* ordered[N];
-    for (std::size_t k = 0; k < N; ++k) {
-        refs[k] = k < NOut ? outs[k] : broadcast_to("transform", ins[k - NOut], outs[0]);
-        ordered[k] = &refs[k];
-    }
-    iteration_order const order = joint_iteration_order(ordered, static_cast<int>(N));
-    using out_view = flat_out<device_kind::webgpu, type, contiguity::strided>;
-    using in_view = flat_in<device_kind::webgpu, type, contiguity::strided>;
-    out_view out[NOut];
-    in_view in[NIn > 0 ? NIn : 1];
-    for (std::size_t k = 0; k < NOut; ++k) out[k] = out_view(refs[k], order);
-    for (std::size_t k = 0; k < NIn; ++k) in[k] = in_view(refs[NOut + k], order);
-    webgpu_for_each(tag, outs[0].numel(), [=](Tag, std::int64_t i) {
-        auto const r = [&]<std::size_t... K>(std::index_sequence<K...>) { return f(static_cast<C>(in[K][i])...); }
-        (std::make_index_sequence<NIn>{});
-        [&]<std::size_t... O>(std::index_sequence<O...>) { ((out[O][i] = static_cast<S>(result_value<O, C>(r))), ...); }
-        (std::make_index_sequence<NOut>{});
-    });
+    shader::run_transform<device_kind::webgpu, NOut, NIn>(
+        tag, f, outs, ins, [](auto t, std::int64_t count, auto const& kernel) { webgpu_for_each(t, count, kernel); });
 }
 
 }  // namespace switchyard::detail

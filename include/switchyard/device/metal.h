@@ -1,0 +1,241 @@
+// metal_device: the device contract (device.h) on Apple's Metal, plus what
+// shader work needs: compute pipelines from MSL (shader/msl.h), dispatches
+// recorded into one open command buffer, and counters.
+//
+//     switchyard::metal_device dev;               // the system's default Metal device
+//     void* x = dev.alloc(n * 4);                 // an MTLBuffer (shared storage), as void*
+//     dev.copy_from_host(x, host, n * 4);
+//     ... dispatches record into the open command buffer, nothing is committed ...
+//     dev.copy_to_host(host, x, n * 4);           // commits once, waits, then copies
+//
+// The device talks to Metal through a metal_backend: buffers, pipelines
+// compiled from MSL, dispatches encoded into the open command buffer, and
+// commit-and-wait. metal_device() uses Metal itself (device/metal/
+// objc_backend.h: the Objective-C runtime's C API and Metal.framework, both
+// loaded with dlopen, so nothing is linked against Apple's frameworks at
+// build time and no Apple SDK header is needed); on a system without Metal
+// it throws device_error "metal: Metal is not available on this system".
+// metal_device(backend) takes another backend: the tests run this class,
+// the library's Metal runners and every emitted kernel over a stand-in that
+// compiles the MSL with clang and runs it on the CPU (tests/metal/).
+//
+// Buffers have shared storage (one memory for CPU and GPU), so copies are
+// memcpy to or from the buffer's contents, after the recorded work that may
+// use it has run: an upload or readback with work recorded commits it and
+// waits first. Freed buffers go to a size-class pool (device/
+// size_class_pool.h) until release_cached_buffers(), once no recorded work
+// can use them (a buffer freed while work is recorded waits for the next
+// commit). Not thread-safe: one thread uses a device at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "switchyard/device/device.h"
+#include "switchyard/device/metal/backend.h"
+#include "switchyard/device/metal/objc_backend.h"
+#include "switchyard/device/size_class_pool.h"
+
+namespace switchyard {
+
+class metal_device {
+public:
+    // The buffers one compute stage binds (31 on every Apple GPU), the
+    // uniform buffer included.
+    static constexpr std::size_t max_buffers_per_stage = 31;
+
+    metal_device() : metal_device(detail::make_system_metal_backend()) {}
+    explicit metal_device(std::unique_ptr<metal_backend> backend) : s_(std::make_unique<state>()) {
+        if (!backend) throw device_error("metal: metal_device given no backend");
+        s_->backend = std::move(backend);
+    }
+    metal_device(metal_device&&) noexcept = default;
+    metal_device& operator=(metal_device&& other) noexcept {
+        if (this != &other) {
+            close();
+            s_ = std::move(other.s_);
+        }
+        return *this;
+    }
+    ~metal_device() { close(); }
+
+    void* alloc(std::size_t bytes) {
+        if (bytes == 0) return nullptr;
+        state& s = live();
+        std::uint64_t const largest = s.backend->max_buffer_length();
+        if (bytes > largest)
+            throw device_error("metal: cannot allocate " + std::to_string(bytes) +
+                               " bytes: the device's maxBufferLength is " + std::to_string(largest) + " bytes");
+        std::uint64_t const capacity = pool_type::capacity_for(bytes, largest);
+        void* buffer = s.pool.take(capacity);
+        if (!buffer) {
+            buffer = s.backend->new_buffer(capacity);
+            if (!buffer)
+                throw device_error("metal: cannot allocate " + std::to_string(bytes) +
+                                   " bytes (newBufferWithLength failed)");
+            ++s.counters.buffers_created;
+        }
+        s.buffers.emplace(buffer, capacity);
+        s.counters.live_bytes += capacity;
+        if (s.counters.live_bytes > s.counters.peak_live_bytes) s.counters.peak_live_bytes = s.counters.live_bytes;
+        return buffer;
+    }
+
+    void free(void* p) {
+        if (!p) return;
+        state& s = live();
+        auto const it = s.buffers.find(p);
+        if (it == s.buffers.end()) throw device_error("metal: free of a pointer this device did not allocate");
+        std::uint64_t const capacity = it->second;
+        s.buffers.erase(it);
+        s.counters.live_bytes -= capacity;
+        // Recorded work may still use the buffer: it is reused or released
+        // only after the next commit.
+        if (s.recorded)
+            s.freed_while_recorded.emplace_back(p, capacity);
+        else
+            recycle(p, capacity);
+    }
+
+    void copy_from_host(void* device_dst, void const* host_src, std::size_t bytes) {
+        if (bytes == 0) return;
+        check_extent(device_dst, bytes, "copy_from_host");
+        if (live().recorded) commit();  // recorded work reads what was there before
+        std::memcpy(live().backend->contents(device_dst), host_src, bytes);
+        ++live().counters.uploads;
+    }
+
+    void copy_to_host(void* host_dst, void const* device_src, std::size_t bytes) {
+        if (bytes == 0) return;
+        void* const src = const_cast<void*>(device_src);
+        check_extent(src, bytes, "copy_to_host");
+        if (live().recorded) commit();
+        std::memcpy(host_dst, live().backend->contents(src), bytes);
+        ++live().counters.readbacks;
+    }
+
+    // Commits recorded work, if any, and waits until it completes.
+    void sync() {
+        if (live().recorded) commit();
+    }
+
+    std::string_view name() const noexcept { return "metal"; }
+
+    // The GPU's name from Metal.
+    std::string gpu_name() const { return live().backend->name(); }
+
+    // Releases the buffers kept for reuse; live buffers are untouched.
+    void release_cached_buffers() {
+        state& s = live();
+        s.pool.clear([&](void* b) { s.backend->release_buffer(b); });
+    }
+    std::uint64_t cached_buffer_bytes() const { return live().pool.free_bytes(); }
+
+    // ------------------------------------------------------- shader support --
+
+    // Every Apple GPU has half.
+    bool has_f16() const noexcept { return true; }
+    metal_counters counters() const { return live().counters; }
+
+    // The pipeline for `msl`'s function `entry`, compiled on first request and
+    // kept for the device's lifetime.
+    void* cached_pipeline(std::string const& msl, std::string const& entry = "sy_kernel") {
+        state& s = live();
+        std::string key = entry + '\n' + msl;
+        auto const it = s.pipelines.find(key);
+        if (it != s.pipelines.end()) return it->second;
+        void* const pipeline = s.backend->new_pipeline(msl, entry);
+        ++s.counters.pipelines_compiled;
+        s.pipelines.emplace(std::move(key), pipeline);
+        return pipeline;
+    }
+    std::size_t cached_pipelines() const { return live().pipelines.size(); }
+
+    // Whether p is a live buffer from this device's alloc, and its capacity.
+    bool owns(void const* p) const noexcept { return s_ && s_->buffers.count(const_cast<void*>(p)) != 0; }
+    std::uint64_t capacity(void const* p) const {
+        auto const it = live().buffers.find(const_cast<void*>(p));
+        return it == live().buffers.end() ? 0 : it->second;
+    }
+
+    // Records a dispatch of `threads` threads into the open command buffer:
+    // buffers 0..k-1 (live buffers of this device), then the uniform bytes.
+    void dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::byte const> uniforms,
+                  std::uint64_t threads) {
+        state& s = live();
+        if (buffers.size() + 1 > max_buffers_per_stage)
+            throw device_error("metal: a dispatch binds " + std::to_string(buffers.size()) +
+                               " buffers and its uniforms; a compute stage binds at most " +
+                               std::to_string(max_buffers_per_stage));
+        for (void* b : buffers)
+            if (!owns(b))
+                throw device_error("metal: a dispatch binds a pointer that is not a live buffer of this device");
+        if (threads == 0) return;
+        s.backend->encode_dispatch(pipeline, buffers, uniforms, threads);
+        s.recorded = true;
+        ++s.counters.dispatches;
+    }
+
+private:
+    using pool_type = detail::size_class_pool<void*>;
+
+    struct state {
+        std::unique_ptr<metal_backend> backend;
+        std::unordered_map<void*, std::uint64_t> buffers;  // live: capacity
+        pool_type pool;
+        std::unordered_map<std::string, void*> pipelines;
+        metal_counters counters;
+        bool recorded = false;  // the open command buffer holds work
+        std::vector<std::pair<void*, std::uint64_t>> freed_while_recorded;
+    };
+
+    state& live() const {
+        if (!s_) throw device_error("metal: use of a moved-from metal_device");
+        return *s_;
+    }
+    void recycle(void* buffer, std::uint64_t capacity) {
+        if (!s_->pool.give(buffer, capacity)) s_->backend->release_buffer(buffer);
+    }
+    void commit() {
+        state& s = live();
+        s.recorded = false;
+        ++s.counters.commits;
+        s.backend->commit_and_wait();
+        for (auto const& [buffer, capacity] : s.freed_while_recorded) recycle(buffer, capacity);
+        s.freed_while_recorded.clear();
+    }
+    // The destructor's work (and a move assignment's, for the state it replaces).
+    void close() noexcept {
+        if (!s_) return;
+        try {
+            if (s_->recorded) s_->backend->commit_and_wait();
+        } catch (...) {  // a destructor does not throw; the work's error has no one to reach
+        }
+        for (auto const& [buffer, bytes] : s_->buffers) s_->backend->release_buffer(buffer);
+        for (auto const& [buffer, bytes] : s_->freed_while_recorded) s_->backend->release_buffer(buffer);
+        s_->pool.clear([&](void* b) { s_->backend->release_buffer(b); });
+        for (auto const& [text, pipeline] : s_->pipelines) s_->backend->release_pipeline(pipeline);
+        s_.reset();
+    }
+    void check_extent(void* buffer, std::size_t bytes, char const* call) const {
+        auto const it = live().buffers.find(buffer);
+        if (it == live().buffers.end())
+            throw device_error(std::string("metal: ") + call +
+                               " with a pointer that is not a live buffer of this device");
+        if (bytes > it->second)
+            throw device_error(std::string("metal: ") + call + " of " + std::to_string(bytes) +
+                               " bytes exceeds the buffer's " + std::to_string(it->second));
+    }
+
+    std::unique_ptr<state> s_;
+};
+
+}  // namespace switchyard
