@@ -16,9 +16,10 @@
 // with_values() hands the map's value at each position to transform_rows'
 // f, after the inputs' values: softmax's f is then e / sum with
 // e = exp(x - max) as the sum folded it, not a second exp. The CPU keeps
-// those values from the statistic's pass (a buffer of the row's length per
-// task); CUDA and WebGPU compute them again where f runs, which gives the
-// same values and costs them no memory traffic.
+// those values from the statistic's pass (device/cpu/transform_rows.h: in
+// the output row or a per-task buffer); CUDA and WebGPU compute them again
+// where f runs, which gives the same values and costs them no memory
+// traffic.
 #pragma once
 
 #include <cstddef>

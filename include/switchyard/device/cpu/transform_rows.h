@@ -9,8 +9,10 @@
 // inputs fit cpu_rows_cache_bytes, else block by block in every pass; an
 // input broadcast along the row is one block of copies of its value.
 //
-// A statistic marked with_values() also stores its map's values in a
-// per-task buffer of the row's length, which the final pass hands to f.
+// A statistic marked with_values() also stores its map's values, which the
+// final pass hands to f: in the output row itself when it is the only such
+// statistic and the output is contiguous, of the compute type and not an
+// input, else in a per-task buffer of the row's length.
 //
 // A statistic folds the row in blocks of reduce_row_block values, each into
 // W lanes (value j into lane j % W) folded by halving, and the blocks'
