@@ -18,8 +18,8 @@ broadcasting example mul_sigmoid ([65536, 4096] x [4096] and x [65536, 1])
 against x * torch.sigmoid(gate), as % of copy bandwidth; and sums
 (sy::reduce: 2^28 elements, rows of [65536, 4096] and [256, 2^20]) against
 torch.sum; the softmax example against torch.softmax; and the argmax example
-against torch.argmax (informational: argmax_report, which also runs alone:
-see docs/benchmarks.md).
+against torch.argmax (informational: argmax_report; it and softmax_report
+also run alone: see docs/benchmarks.md).
 """
 
 import os
@@ -93,6 +93,35 @@ def argmax_report(ops, repeats):
                   f"({100 * read / torch_ms / copy_rate:.1f}%), torch/ours {torch_ms / ours_ms:.3f}", flush=True)
         del x, copy_out
         torch.cuda.empty_cache()
+
+
+def softmax_report(ops, repeats):
+    """The softmax example (transform_rows: x read once, its rows kept in
+    registers) along the last dimension of [65536, 4096] against
+    torch.softmax, as % of the same run's copy time, f32, bf16 and f16; and
+    its backward (informational). Returns the % per dtype. Also runs alone:
+    see docs/benchmarks.md."""
+    softmax_pct = {}
+    for dname, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16), ("f16", torch.float16)):
+        x = torch.randn(65536, 4096, device="cuda", dtype=torch.float32).to(dtype=dtype)
+        copy_out = torch.empty_like(x)
+        copy_ms = time_ms(lambda: copy_out.copy_(x), repeats)
+        torch.testing.assert_close(ops.softmax(x[:64]), torch.softmax(x[:64], -1))
+        ours_ms = time_ms(lambda: ops.softmax(x), repeats)
+        torch_ms = time_ms(lambda: torch.softmax(x, -1), repeats)
+        softmax_pct[dname] = 100 * copy_ms / ours_ms
+        print(f"# cuda softmax {dname} [65536, 4096]: ours {ours_ms * 1e3:.1f} us ({100 * copy_ms / ours_ms:.1f}% of "
+              f"copy), torch {torch_ms * 1e3:.1f} us ({100 * copy_ms / torch_ms:.1f}%), torch/ours "
+              f"{torch_ms / ours_ms:.3f}", flush=True)
+        # The backward (informational): y * (grad - sum(grad * y)).
+        grad, y = torch.randn_like(x), torch.softmax(x, -1)
+        ours_ms = time_ms(lambda: ops.softmax_backward(grad, y), repeats)
+        torch_ms = time_ms(lambda: torch._softmax_backward_data(grad, y, -1, x.dtype), repeats)
+        print(f"# cuda softmax_backward {dname} [65536, 4096]: ours {ours_ms * 1e3:.1f} us, torch "
+              f"{torch_ms * 1e3:.1f} us, torch/ours {torch_ms / ours_ms:.3f}", flush=True)
+        del x, copy_out, grad, y
+        torch.cuda.empty_cache()
+    return softmax_pct
 
 
 def main():
@@ -187,29 +216,7 @@ def main():
             del x, out, copy_out
             torch.cuda.empty_cache()
 
-    # The softmax example (transform_rows: x read once, its rows kept in
-    # registers) along the last dimension of [65536, 4096] against
-    # torch.softmax, as % of copy bandwidth.
-    softmax_pct = {}
-    for dname in ("f32", "bf16"):
-        x = torch.randn(65536, 4096, device="cuda", dtype=torch.float32).to(dtype=dtypes[dname])
-        copy_out = torch.empty_like(x)
-        copy_ms = time_ms(lambda: copy_out.copy_(x), repeats)
-        torch.testing.assert_close(ops.softmax(x[:64]), torch.softmax(x[:64], -1))
-        ours_ms = time_ms(lambda: ops.softmax(x), repeats)
-        torch_ms = time_ms(lambda: torch.softmax(x, -1), repeats)
-        softmax_pct[dname] = 100 * copy_ms / ours_ms
-        print(f"# cuda softmax {dname} [65536, 4096]: ours {ours_ms * 1e3:.1f} us ({100 * copy_ms / ours_ms:.1f}% of "
-              f"copy), torch {torch_ms * 1e3:.1f} us ({100 * copy_ms / torch_ms:.1f}%), torch/ours "
-              f"{torch_ms / ours_ms:.3f}", flush=True)
-        # The backward (informational): y * (grad - sum(grad * y)).
-        grad, y = torch.randn_like(x), torch.softmax(x, -1)
-        ours_ms = time_ms(lambda: ops.softmax_backward(grad, y), repeats)
-        torch_ms = time_ms(lambda: torch._softmax_backward_data(grad, y, -1, x.dtype), repeats)
-        print(f"# cuda softmax_backward {dname} [65536, 4096]: ours {ours_ms * 1e3:.1f} us, torch "
-              f"{torch_ms * 1e3:.1f} us, torch/ours {torch_ms / ours_ms:.3f}", flush=True)
-        del x, copy_out, grad, y
-        torch.cuda.empty_cache()
+    softmax_pct = softmax_report(ops, repeats)
     argmax_report(ops, repeats)
 
     # Launch variants at 2^28 (device/cuda/for_each.h): how tiles are warmed

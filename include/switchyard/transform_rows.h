@@ -200,12 +200,7 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
         detail::cpu_transform_rows<type, S, C, NIn>(tag, stats, f, layout);
     } else if constexpr (device == device_kind::cuda) {
 #if defined(__CUDACC__)
-        // Values handed to f are computed again where f runs: cheaper than keeping them.
-        if constexpr (NV > 0)
-            detail::cuda_transform_rows<type, S, C, NIn>(stats, detail::recompute_values<NIn>(stats, f), layout,
-                                                         out_ref.device_index);
-        else
-            detail::cuda_transform_rows<type, S, C, NIn>(stats, f, layout, out_ref.device_index);
+        detail::cuda_transform_rows<type, S, C, NIn>(stats, f, layout, out_ref.device_index);
 #else
         static_assert(device != device_kind::cuda,
                       "transform_rows: the tag names device cuda, which needs this file compiled by nvcc");

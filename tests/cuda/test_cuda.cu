@@ -845,7 +845,8 @@ void test_reduce(char const* label) {
 }
 
 // transform_rows (softmax; a layernorm with a gain broadcast along the row;
-// three statistics; none; softmax with the sum's values handed to f) against
+// three statistics; none; softmax with the sum's values handed to f; two
+// statistics' values handed to f) against
 // the CPU's: close, and the same bits run
 // to run, on another stream, from a misaligned copy (value-by-value loads at
 // the same positions) and in place.
@@ -933,10 +934,19 @@ void test_transform_rows(char const* label) {
             return (v - lo) / (hi - lo + C(1)) + mean;
         };
         auto const affine = [] SWITCHYARD_HOST_DEVICE(C v) { return v * C(2) + C(1); };
-        // The sum's values handed to f: kept by the CPU, computed again by CUDA.
+        // The sum's values handed to f: kept (in shared memory on CUDA where
+        // the row is resident), or computed again for longer rows.
         auto const kept_stats = sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values());
         auto const kept_normalized = [] SWITCHYARD_HOST_DEVICE(C, C e, C, C sum) { return e / sum; };
-        constexpr int programs = 5;
+        // Two statistics' values (f64: more than CUDA keeps, so computed again).
+        auto const x_term = [inv_n] SWITCHYARD_HOST_DEVICE(C v) { return v * inv_n; };
+        auto const x_square = [inv_n] SWITCHYARD_HOST_DEVICE(C v, C mean) { return (v - mean) * (v - mean) * inv_n; };
+        auto const two_kept_stats =
+            sy::row_stats(sy::row_stat(sy::sum, x_term).with_values(), sy::row_stat(sy::sum, x_square).with_values());
+        auto const two_kept = [] SWITCHYARD_HOST_DEVICE(C v, C term, C square, C mean, C variance) {
+            return term - square + (v - mean) * variance;
+        };
+        constexpr int programs = 6;
         bool all_same = true;
         int close = 0;
         for (int which = 0; which < programs; ++which) {
@@ -948,6 +958,7 @@ void test_transform_rows(char const* label) {
                 if (which == 2) sy::transform_rows(tag, o, three_stats, scaled, xs);
                 if (which == 3) sy::transform_rows(tag, o, sy::row_stats(), affine, xs);
                 if (which == 4) sy::transform_rows(tag, o, kept_stats, kept_normalized, xs);
+                if (which == 5) sy::transform_rows(tag, o, two_kept_stats, two_kept, xs);
             };
             std::vector<S> want(out_extent), got(out_extent), again(out_extent), other(out_extent), in_place(extent);
             run(cpu{}, want.data(), hx.data(), 0, hgain.data(), device_kind::cpu);

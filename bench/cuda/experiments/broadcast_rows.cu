@@ -16,27 +16,9 @@
 #include <cstdio>
 #include <vector>
 
-namespace sy = switchyard;
+#include "median_ms.h"
 
-template <typename F>
-float median_ms(F&& f, int reps = 30) {
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    std::vector<float> t;
-    f();
-    for (int i = 0; i < reps; ++i) {
-        cudaEventRecord(a);
-        f();
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
+namespace sy = switchyard;
 
 template <sy::dtype D>
 void run(char const* label) {

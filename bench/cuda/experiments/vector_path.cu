@@ -16,6 +16,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "median_ms.h"
+
 namespace sy = switchyard;
 
 struct bf16_t {
@@ -184,26 +186,6 @@ __global__ void __launch_bounds__(Block)
     }
 }
 
-template <typename Launch>
-float time_ms(Launch launch) {
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    launch();
-    std::vector<float> t;
-    for (int r = 0; r < 15; ++r) {
-        cudaEventRecord(a);
-        launch();
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
-
 template <typename T>
 void run(char const* name, std::int64_t n) {
     T *in = nullptr, *out = nullptr;
@@ -213,40 +195,45 @@ void run(char const* name, std::int64_t n) {
     double const bytes = 2.0 * n * sizeof(T);
     int sms = 0;
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-    float const memcpy_ms = time_ms([&] { cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice); });
+    float const memcpy_ms = median_ms([&] { cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice); });
     auto report = [&](char const* what, float ms) {
         std::printf("%-5s %-28s %8.3f ms %7.1f GB/s %6.1f%% of copy\n", name, what, ms, bytes / ms / 1e6,
                     100.0 * memcpy_ms / ms);
     };
     report("memcpy", memcpy_ms);
-    report("copy_kernel v4", time_ms([&] {
+    report("copy_kernel v4", median_ms([&] {
                copy_kernel<T><<<sms * 8, 256>>>(reinterpret_cast<uint4 const*>(in), reinterpret_cast<uint4*>(out),
                                                 n * sizeof(T) / 16);
            }));
-    report("for_each library launch", time_ms([&] { for_each_library(in, out, n); }));
-    report("for_each library launch P4", time_ms([&] { for_each_library<4>(in, out, n); }));
-    report("for_each kernel, old grid B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n, true); }));
-    report("for_each kernel B256 P8", time_ms([&] { for_each_kernel<256, 8>(in, out, n); }));
-    report("for_each kernel B128 P8", time_ms([&] { for_each_kernel<128, 8>(in, out, n); }));
-    report("for_each kernel B256 P4", time_ms([&] { for_each_kernel<256, 4>(in, out, n); }));
-    report("for_each kernel B256 P16", time_ms([&] { for_each_kernel<256, 16>(in, out, n); }));
-    report("for_each kernel B128 P16", time_ms([&] { for_each_kernel<128, 16>(in, out, n); }));
+    report("for_each library launch", median_ms([&] { for_each_library(in, out, n); }));
+    report("for_each library launch P4", median_ms([&] { for_each_library<4>(in, out, n); }));
+    report("for_each kernel, old grid B256 P8", median_ms([&] { for_each_kernel<256, 8>(in, out, n, true); }));
+    report("for_each kernel B256 P8", median_ms([&] { for_each_kernel<256, 8>(in, out, n); }));
+    report("for_each kernel B128 P8", median_ms([&] { for_each_kernel<128, 8>(in, out, n); }));
+    report("for_each kernel B256 P4", median_ms([&] { for_each_kernel<256, 4>(in, out, n); }));
+    report("for_each kernel B256 P16", median_ms([&] { for_each_kernel<256, 16>(in, out, n); }));
+    report("for_each kernel B128 P16", median_ms([&] { for_each_kernel<128, 16>(in, out, n); }));
     auto tiles = [&](int b, int u) {
         return unsigned((n + std::int64_t(b) * u * (16 / sizeof(T)) - 1) / (std::int64_t(b) * u * (16 / sizeof(T))));
     };
-    report("tile vector B128 U1", time_ms([&] { tile_vector_kernel<T, 128, 1><<<tiles(128, 1), 128>>>(in, out, n); }));
-    report("tile vector B128 U2", time_ms([&] { tile_vector_kernel<T, 128, 2><<<tiles(128, 2), 128>>>(in, out, n); }));
-    report("tile vector B256 U2", time_ms([&] { tile_vector_kernel<T, 256, 2><<<tiles(256, 2), 256>>>(in, out, n); }));
-    report("tile vector B128 U4", time_ms([&] { tile_vector_kernel<T, 128, 4><<<tiles(128, 4), 128>>>(in, out, n); }));
+    report("tile vector B128 U1",
+           median_ms([&] { tile_vector_kernel<T, 128, 1><<<tiles(128, 1), 128>>>(in, out, n); }));
+    report("tile vector B128 U2",
+           median_ms([&] { tile_vector_kernel<T, 128, 2><<<tiles(128, 2), 128>>>(in, out, n); }));
+    report("tile vector B256 U2",
+           median_ms([&] { tile_vector_kernel<T, 256, 2><<<tiles(256, 2), 256>>>(in, out, n); }));
+    report("tile vector B128 U4",
+           median_ms([&] { tile_vector_kernel<T, 128, 4><<<tiles(128, 4), 128>>>(in, out, n); }));
     auto grid = [&](int u) {
         return unsigned(std::min<std::int64_t>(sms * 8, (n / (16 / sizeof(T)) + 256 * u - 1) / (256 * u)));
     };
-    report("vector U1", time_ms([&] { vector_kernel<T, 1, true, false><<<grid(1), 256>>>(in, out, n); }));
-    report("vector U2", time_ms([&] { vector_kernel<T, 2, true, false><<<grid(2), 256>>>(in, out, n); }));
+    report("vector U1", median_ms([&] { vector_kernel<T, 1, true, false><<<grid(1), 256>>>(in, out, n); }));
+    report("vector U2", median_ms([&] { vector_kernel<T, 2, true, false><<<grid(2), 256>>>(in, out, n); }));
     report("vector U2 scalar stores",
-           time_ms([&] { vector_kernel<T, 2, false, false><<<grid(2), 256>>>(in, out, n); }));
+           median_ms([&] { vector_kernel<T, 2, false, false><<<grid(2), 256>>>(in, out, n); }));
     if constexpr (!std::is_same_v<T, double>)
-        report("vector U2 MUFU math", time_ms([&] { vector_kernel<T, 2, true, true><<<grid(2), 256>>>(in, out, n); }));
+        report("vector U2 MUFU math",
+               median_ms([&] { vector_kernel<T, 2, true, true><<<grid(2), 256>>>(in, out, n); }));
     cudaDeviceSynchronize();
     if (cudaGetLastError() != cudaSuccess) std::printf("CUDA error\n");
     cudaFree(in);

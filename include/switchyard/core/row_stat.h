@@ -17,9 +17,9 @@
 // f, after the inputs' values: softmax's f is then e / sum with
 // e = exp(x - max) as the sum folded it, not a second exp. The CPU keeps
 // those values from the statistic's pass (device/cpu/transform_rows.h: in
-// the output row or a per-task buffer); CUDA and WebGPU compute them again
-// where f runs, which gives the same values and costs them no memory
-// traffic.
+// the output row or a per-task buffer), CUDA in shared memory for the rows
+// its kernel holds in registers; otherwise they are computed again where f
+// runs (values_recomputed below), which gives the same values.
 #pragma once
 
 #include <cstddef>

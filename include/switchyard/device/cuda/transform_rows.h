@@ -9,9 +9,13 @@
 // loaded once into registers, kept as loaded (storage values, converted
 // where used), and every pass (one per statistic, then the map and the
 // store) runs from there, so the row is read from memory once; a longer row
-// is read again by each pass (from L2 when it fits there). Throughput
-// follows the rows in flight per SM, so the kernel's registers are capped
-// to fit six blocks where a row's values allow it.
+// is read again by each pass (from L2 when it fits there). A statistic
+// marked with_values() keeps its map's values in shared memory when the row
+// is resident (in the compute type, as f receives them; each thread its
+// own, so no barrier), and f's pass reads them there; a longer row computes
+// them again where f runs.
+// Throughput follows the rows in flight per SM, so the kernel's registers
+// are capped to fit six blocks where a row's values allow it.
 //
 // A statistic is folded by each thread over its values in order, then
 // across each warp by shuffles, then every thread folds the warps' values in
@@ -22,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -47,15 +52,26 @@ inline constexpr int cuda_rows_resident_values = 16;
 // wait on its loads and barriers, so throughput follows the rows in flight
 // (docs/benchmarks.md). Six where a row's values leave room, fewer where
 // they need more registers: about cuda_rows_other_registers go to
-// everything but the values, which are converted to 4 or 8 bytes each.
+// everything but the values, which stay packed as loaded (16 bytes in four
+// registers, whatever the dtype).
 inline constexpr int cuda_rows_other_registers = 24;
 inline constexpr int cuda_registers_per_sm = 65536;
 template <typename S, int NIn>
 inline constexpr int cuda_rows_min_blocks = [] {
-    int const value_bytes = sizeof(S) < 4 ? 4 : static_cast<int>(sizeof(S));
-    int const value_registers = NIn * cuda_rows_resident_values * value_bytes / 4;
+    int const value_registers = NIn * cuda_rows_resident_values * static_cast<int>(sizeof(S)) / 4;
     int const blocks = cuda_registers_per_sm / cuda_rows_threads / (cuda_rows_other_registers + value_registers);
     return blocks < 1 ? 1 : blocks > 6 ? 6 : blocks;
+}();
+
+// Whether a resident row keeps its with_values() statistics' NV values (in
+// the compute type, in shared memory: in registers they would cost the
+// rows in flight that the registers allow), up to 32 KiB a block; past that
+// f's pass computes them again.
+inline constexpr std::size_t cuda_rows_kept_bytes = 32768;
+template <typename C, int NV>
+inline constexpr bool cuda_rows_keeps_values = [] {
+    std::size_t const bytes = sizeof(C) * NV * cuda_rows_resident_values * cuda_rows_threads;
+    return NV > 0 && bytes <= cuda_rows_kept_bytes;
 }();
 
 // The layout as a kernel parameter: the output, then NIn inputs.
@@ -78,22 +94,60 @@ struct cuda_row_layout {
     }
 };
 
-// Chunk q of each input's row, as storage values (positions past the row's
-// end are left as they are). Rows keep their chunks as loaded (packed: 8
-// bf16 in four registers) and convert each value where it is used.
+// 16 bytes of one input's row as loaded: four words, so values narrower
+// than a word stay packed (8 bf16 in four registers, where an array of
+// bf16 takes a register each) and are taken apart where they are used.
+template <typename S, int L>
+struct cuda_rows_chunk {
+    static_assert(sizeof(S) * L == 16, "a chunk is 16 bytes of storage values");
+    std::uint32_t w[4];
+
+    __device__ __forceinline__ S get(int e) const {
+        S value;
+        if constexpr (sizeof(S) < 4) {
+            constexpr int per_word = 4 / static_cast<int>(sizeof(S));
+            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
+            auto const bits = static_cast<bits_t>(w[e / per_word] >> (8 * sizeof(S) * (e % per_word)));
+            std::memcpy(&value, &bits, sizeof(S));
+        } else {
+            std::memcpy(&value, &w[e * sizeof(S) / 4], sizeof(S));
+        }
+        return value;
+    }
+    __device__ __forceinline__ void set(int e, S value) {
+        if constexpr (sizeof(S) < 4) {
+            constexpr int per_word = 4 / static_cast<int>(sizeof(S));
+            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
+            bits_t bits;
+            std::memcpy(&bits, &value, sizeof(S));
+            int const shift = static_cast<int>(8 * sizeof(S)) * (e % per_word);
+            std::uint32_t const mask = ((std::uint32_t{1} << (8 * sizeof(S))) - 1) << shift;
+            w[e / per_word] = (w[e / per_word] & ~mask) | (std::uint32_t{bits} << shift);
+        } else {
+            std::memcpy(&w[e * sizeof(S) / 4], &value, sizeof(S));
+        }
+    }
+};
+
+// Chunk q of each input's row (positions past the row's end are left as
+// they are); values are converted where they are used.
 template <typename S, int NIn, int L, typename P>
 __device__ __forceinline__ void cuda_rows_load(P const& p, S const* const* in, bool vector, std::int64_t q,
-                                               cuda_chunk<S, L> (&values)[NIn]) {
+                                               cuda_rows_chunk<S, L> (&values)[NIn]) {
     std::int64_t const first = q * L;
     if (vector && first + L <= p.row_size) {
 #pragma unroll
         for (int k = 0; k < NIn; ++k) {
             if (p.inner[1 + k] == 1) {
-                values[k] = cuda_load_chunk<S, L>(in[k] + first);
+                uint4 const raw = __ldg(reinterpret_cast<uint4 const*>(in[k] + first));
+                values[k].w[0] = raw.x;
+                values[k].w[1] = raw.y;
+                values[k].w[2] = raw.z;
+                values[k].w[3] = raw.w;
             } else {  // broadcast along the row
                 S const value = load_input(in[k]);
 #pragma unroll
-                for (int e = 0; e < L; ++e) values[k].v[e] = value;
+                for (int e = 0; e < L; ++e) values[k].set(e, value);
             }
         }
     } else {
@@ -101,16 +155,40 @@ __device__ __forceinline__ void cuda_rows_load(P const& p, S const* const* in, b
         for (int e = 0; e < L; ++e)
             if (first + e < p.row_size)
 #pragma unroll
-                for (int k = 0; k < NIn; ++k) values[k].v[e] = load_input(in[k] + (first + e) * p.inner[1 + k]);
+                for (int k = 0; k < NIn; ++k) values[k].set(e, load_input(in[k] + (first + e) * p.inner[1 + k]));
     }
 }
 
 // body(e) for the chunk's values e < valid (its positions inside the row).
+// A whole chunk, every chunk but a row's last, takes no test per value.
 template <int L, typename Body>
 __device__ __forceinline__ void cuda_rows_each_value(int valid, Body&& body) {
+    if (valid == L) {
 #pragma unroll
-    for (int e = 0; e < L; ++e)
-        if (e < valid) body(e);
+        for (int e = 0; e < L; ++e) body(e);
+    } else {
+#pragma unroll
+        for (int e = 0; e < L; ++e)
+            if (e < valid) body(e);
+    }
+}
+
+// combine(a, b), with float amax and amin as the GPU's NaN-propagating
+// instruction (one, where the portable form takes three).
+template <typename Combine, typename A>
+__device__ __forceinline__ A cuda_rows_combine(Combine const& combine, A a, A b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (std::is_same_v<A, float> && std::is_same_v<Combine, max_combine>) {
+        float r;
+        asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+        return r;
+    } else if constexpr (std::is_same_v<A, float> && std::is_same_v<Combine, min_combine>) {
+        float r;
+        asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+        return r;
+    }
+#endif
+    return combine(a, b);
 }
 
 // v combined across the block, the result in every thread: shuffles within
@@ -122,14 +200,15 @@ template <int Threads, typename A, typename Combine>
 __device__ __forceinline__ A cuda_block_all_fold(Combine const& combine, A v, A (&buffer)[2][Threads / 32],
                                                  int& phase) {
 #pragma unroll
-    for (int o = 16; o > 0; o /= 2) v = combine(v, static_cast<A>(__shfl_xor_sync(0xffffffffu, v, o)));
+    for (int o = 16; o > 0; o /= 2)
+        v = cuda_rows_combine(combine, v, static_cast<A>(__shfl_xor_sync(0xffffffffu, v, o)));
     A* const warps = buffer[phase];
     phase ^= 1;
     if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = v;
     __syncthreads();
     A r = warps[0];
 #pragma unroll
-    for (int w = 1; w < Threads / 32; ++w) r = combine(r, warps[w]);
+    for (int w = 1; w < Threads / 32; ++w) r = cuda_rows_combine(combine, r, warps[w]);
     return r;
 }
 
@@ -156,8 +235,18 @@ __device__ __forceinline__ cuda_row_start<S, NIn> cuda_row_start_of(P const& p, 
     return r;
 }
 
+// Which of the with_values() statistics statistic I is (-1: none).
+template <typename Stats, int I>
+inline constexpr int cuda_rows_values_slot = [] {
+    for (int w = 0; w < Stats::values_count; ++w)
+        if (Stats::with_values.at[w] == I) return w;
+    return -1;
+}();
+
 // Resident: the row stays in registers (Chunks 16-byte chunks per thread
-// and input); else each pass loads it again.
+// and input) and its with_values() statistics' values in shared memory
+// where cuda_rows_keeps_values allows; else each pass loads the row again
+// and f's pass computes those values again.
 template <dtype D, typename S, typename C, int NIn, bool Resident, typename Stats, typename F>
 __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NIn>))
     cuda_rows_kernel(Stats const stats, F const f, cuda_row_layout<1 + NIn> const p) {
@@ -165,8 +254,11 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
     constexpr int Threads = cuda_rows_threads;
     constexpr int Chunks = Resident ? (cuda_rows_resident_values / L > 0 ? cuda_rows_resident_values / L : 1) : 1;
     constexpr int NS = Stats::count;
-    using chunk = cuda_chunk<S, L>;
+    constexpr int NV = Stats::values_count;
+    constexpr int Kept = Resident && cuda_rows_keeps_values<C, NV> ? NV : 0;
+    using chunk = cuda_rows_chunk<S, L>;
     __shared__ C warp_values[2][Threads / 32];
+    __shared__ C kept[Kept > 0 ? Kept : 1][Kept > 0 ? Chunks * L : 1][Kept > 0 ? Threads : 1];
     int phase = 0;
     std::int64_t const n = p.row_size;
     for (std::int64_t m = blockIdx.x; m < p.rows; m += gridDim.x) {
@@ -179,8 +271,9 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
                 if (q * L < n) cuda_rows_load<S, NIn, L>(p, row.in, row.vector, q, resident[c]);
             }
         }
-        // body(q, valid, values) for each of this thread's chunks of the row,
-        // in order; valid: how many of the chunk's values are inside the row.
+        // body(c, q, valid, values) for each of this thread's chunks of the
+        // row, in order: c counts them (0 where not resident), q is the
+        // chunk's index in the row, valid how many of its values are inside.
         auto const each_chunk = [&](auto&& body) {
             auto const valid_in = [&](std::int64_t q) {
                 std::int64_t const left = n - q * L;
@@ -190,13 +283,13 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
 #pragma unroll
                 for (int c = 0; c < Chunks; ++c) {
                     std::int64_t const q = std::int64_t{c} * Threads + threadIdx.x;
-                    if (q * L < n) body(q, valid_in(q), resident[c]);
+                    if (q * L < n) body(c, q, valid_in(q), resident[c]);
                 }
             } else {
                 for (std::int64_t q = threadIdx.x; q * L < n; q += Threads) {
                     chunk values[NIn];
                     cuda_rows_load<S, NIn, L>(p, row.in, row.vector, q, values);
-                    body(q, valid_in(q), values);
+                    body(0, q, valid_in(q), values);
                 }
             }
         };
@@ -204,11 +297,14 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
         auto const statistic = [&](auto index) {
             constexpr std::size_t I = decltype(index)::value;
             auto const& stat = stats.template get<I>();
+            constexpr int slot = Kept > 0 ? cuda_rows_values_slot<Stats, static_cast<int>(I)> : -1;
             C acc = stat.combine.template identity<C>();
-            each_chunk([&](std::int64_t, int valid, chunk const(&values)[NIn]) {
+            each_chunk([&](int c, std::int64_t, int valid, chunk const(&values)[NIn]) {
                 [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
                     cuda_rows_each_value<L>(valid, [&](int e) {
-                        acc = stat.combine(acc, static_cast<C>(stat.map(static_cast<C>(values[K].v[e])..., s[J]...)));
+                        C const value = static_cast<C>(stat.map(static_cast<C>(values[K].get(e))..., s[J]...));
+                        if constexpr (slot >= 0) kept[slot][c * L + e][threadIdx.x] = value;
+                        acc = cuda_rows_combine(stat.combine, acc, value);
                     });
                 }
                 (std::make_index_sequence<NIn>{}, std::make_index_sequence<I>{});
@@ -217,11 +313,27 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
         };
         [&]<std::size_t... I>(std::index_sequence<I...>) { (statistic(std::integral_constant<std::size_t, I>{}), ...); }
         (std::make_index_sequence<NS>{});
-        each_chunk([&](std::int64_t q, int valid, chunk const(&values)[NIn]) {
-            [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
+        each_chunk([&](int c, std::int64_t q, int valid, chunk const(&values)[NIn]) {
+            [&]<std::size_t... K, std::size_t... W, std::size_t... J>(
+                std::index_sequence<K...>, std::index_sequence<W...>, std::index_sequence<J...>) {
+                // With_values() statistic W's value at position e: kept, or its map again.
+                auto const value = [&]<std::size_t Wi>(std::integral_constant<std::size_t, Wi>, int e) {
+                    if constexpr (Kept > 0) {
+                        return kept[Wi][c * L + e][threadIdx.x];
+                    } else {
+                        constexpr int I = Stats::with_values.at[Wi];
+                        return [&]<std::size_t... P>(std::index_sequence<P...>) {
+                            return static_cast<C>(
+                                stats.template get<I>().map(static_cast<C>(values[K].get(e))..., s[P]...));
+                        }
+                        (std::make_index_sequence<I>{});
+                    }
+                };
                 C r[L];
-                cuda_rows_each_value<L>(
-                    valid, [&](int e) { r[e] = static_cast<C>(f(static_cast<C>(values[K].v[e])..., s[J]...)); });
+                cuda_rows_each_value<L>(valid, [&](int e) {
+                    r[e] = static_cast<C>(f(static_cast<C>(values[K].get(e))...,
+                                            value(std::integral_constant<std::size_t, W>{}, e)..., s[J]...));
+                });
                 std::int64_t const first = q * L;
                 if (row.vector_out && valid == L) {
                     cuda_store_chunk<S, L>(row.out + first, cuda_pack_chunk<D, S, C, L>(r));
@@ -230,7 +342,7 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
                                             [&](int e) { row.out[(first + e) * p.inner[0]] = static_cast<S>(r[e]); });
                 }
             }
-            (std::make_index_sequence<NIn>{}, std::make_index_sequence<NS>{});
+            (std::make_index_sequence<NIn>{}, std::make_index_sequence<NV>{}, std::make_index_sequence<NS>{});
         });
     }
 }
@@ -254,9 +366,10 @@ void cuda_transform_rows(Stats const& stats, F const& f, row_layout const& layou
     auto const grid_for = [](std::int64_t blocks) {
         return static_cast<unsigned>(blocks < cuda_max_grid ? blocks : cuda_max_grid);
     };
-    if (layout.row_size <= resident_chunks * L * threads)
-        cuda_rows_kernel<D, S, C, NIn, true><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
-    else
+    if (layout.row_size <= resident_chunks * L * threads) {
+        auto const kernel = cuda_rows_kernel<D, S, C, NIn, true, Stats, F>;
+        kernel<<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
+    } else
         cuda_rows_kernel<D, S, C, NIn, false><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
     cuda_check(cudaGetLastError(), "transform_rows kernel launch", where);
 }

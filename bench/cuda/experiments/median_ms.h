@@ -1,0 +1,31 @@
+// median_ms(launch, repeats): the median time of one launch, in ms, by CUDA
+// events on the default stream, after one untimed launch. Shared by the
+// experiments in this folder.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+template <typename Launch>
+float median_ms(Launch&& launch, int repeats = 30) {
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    launch();
+    std::vector<float> t;
+    for (int r = 0; r < repeats; ++r) {
+        cudaEventRecord(a);
+        launch();
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, a, b);
+        t.push_back(ms);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
