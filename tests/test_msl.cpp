@@ -517,6 +517,188 @@ TEST_CASE("metal: bad input is refused, naming what was wrong", "[msl][metal]") 
 }
 
 #if !defined(__APPLE__)
+TEST_CASE("metal: reductions over rows, columns and all, every combine, several passes", "[msl][metal][reduce]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        auto const metal = device_kind::metal;
+        using metal_f32 = sy::tag<device_kind::metal, dtype::f32>;
+        using cpu_f32 = sy::tag<device_kind::cpu, dtype::f32>;
+        // Generic, for both devices: values are floats on the CPU and traced on Metal.
+        auto const weighted = [](auto a, auto b) { return a * b + 1.0f; };
+        auto const near_one = [](auto a) { return 1.0f + (a - 1.0f) * 0.001f; };  // products stay finite
+        auto const user_max = sy::combine([](auto a, auto b) { return sy::max(a, b); }, -INFINITY);
+        // Rows of 9000 take two passes (partials of 8192-value blocks, then
+        // their fold), all of [5, 9000] too; columns of 300 one. Sizes are
+        // small in groups: the stand-in runs a group's 256 threads as threads.
+        struct shape {
+            char const* what;
+            std::int64_t rows, cols;
+            sy::dims over;
+            std::int64_t out_size;  // 0: a scalar
+        };
+        std::vector<shape> const shapes = {{"rows", 5, 9000, sy::dims{-1}, 5},
+                                           {"columns", 300, 12, sy::dims{0}, 12},
+                                           {"all", 5, 9000, sy::all_dims, 0}};
+        for (shape const& sh : shapes) {
+            INFO(sh.what);
+            std::vector<float> x(static_cast<std::size_t>(sh.rows * sh.cols)), w(static_cast<std::size_t>(sh.cols));
+            for (std::size_t k = 0; k < x.size(); ++k) x[k] = 0.9f + 0.2f * std::sin(0.37f * static_cast<float>(k));
+            for (std::size_t k = 0; k < w.size(); ++k) w[k] = std::cos(0.01f * static_cast<float>(k));
+            void* const dx = d.upload(x);
+            void* const dw = d.upload(w);
+            void* const dout = d.device.alloc(static_cast<std::size_t>(sh.cols) * sizeof(float));
+            auto const xs = sy::strided_ref::contiguous(dx, dtype::f32, metal, {sh.rows, sh.cols}, "x");
+            auto const ws = sy::strided_ref::contiguous(dw, dtype::f32, metal, {sh.cols}, "w");  // broadcast
+            std::int64_t const one = 1;
+            auto const out = sy::strided_ref::make(dout, dtype::f32, metal, &sh.out_size, &one, sh.out_size > 0, "out");
+            std::vector<float> want(static_cast<std::size_t>(sh.out_size > 0 ? sh.out_size : 1));
+            auto const host_out = sy::strided_ref::make(want.data(), dtype::f32, device_kind::cpu, &sh.out_size, &one,
+                                                        sh.out_size > 0, "out");
+            auto const host_x =
+                sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {sh.rows, sh.cols}, "x");
+            auto const host_w = sy::strided_ref::contiguous(w.data(), dtype::f32, device_kind::cpu, {sh.cols}, "w");
+            // Each reduction against the CPU's; sums within a few roundings of
+            // their magnitude, the others exactly (max, min) or nearly (prod).
+            auto const check = [&](char const* which, double tolerance, auto&& on) {
+                INFO(which);
+                std::uint64_t const commits = d.device.counters().commits;
+                on(metal_f32{}, out, xs, ws);
+                CHECK(d.device.counters().commits == commits);  // recorded, not run
+                on(cpu_f32{}, host_out, host_x, host_w);
+                std::vector<float> const got = d.read<float>(dout, want.size());
+                double worst = 0;
+                for (std::size_t k = 0; k < want.size(); ++k)
+                    worst = std::max(worst,
+                                     std::fabs(double(got[k]) - want[k]) / std::max(1.0, std::fabs(double(want[k]))));
+                CHECK(worst <= tolerance);
+                on(metal_f32{}, out, xs, ws);  // again: the same bits
+                CHECK(d.read<float>(dout, want.size()) == got);
+            };
+            check("sum of x * w + 1", 1e-6, [&](auto tag, auto const& o, auto const& a, auto const& b) {
+                sy::transform_reduce(tag, o, sh.over, sy::sum, weighted, a, b);
+            });
+            check("prod", 1e-5, [&](auto tag, auto const& o, auto const& a, auto const&) {
+                sy::transform_reduce(tag, o, sh.over, sy::prod, near_one, a);
+            });
+            check("amax", 0, [&](auto tag, auto const& o, auto const& a, auto const&) {
+                sy::reduce(tag, o, sh.over, sy::amax, a);
+            });
+            check("amin", 0, [&](auto tag, auto const& o, auto const& a, auto const&) {
+                sy::reduce(tag, o, sh.over, sy::amin, a);
+            });
+            check("a user's combine", 0, [&](auto tag, auto const& o, auto const& a, auto const&) {
+                sy::reduce(tag, o, sh.over, user_max, a);
+            });
+            // Two passes for rows of 9000: two dispatches, in one commit.
+            std::uint64_t const dispatches = d.device.counters().dispatches;
+            sy::reduce(metal_f32{}, out, sh.over, sy::sum, xs);
+            CHECK(d.device.counters().dispatches == dispatches + (sh.cols > 8192 ? 2 : 1));
+            for (void* p : {dx, dw, dout}) d.device.free(p);
+        }
+    }
+}
+
+TEST_CASE("metal: reductions of f16 and i32, NaN, empty reductions and bad input", "[msl][metal][reduce]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        auto const metal = device_kind::metal;
+        // f16 accumulates in f32, across passes too: an f16 accumulator
+        // would stall at 256.
+        std::int64_t const length = 9000;
+        std::vector<sy::half> h(static_cast<std::size_t>(3 * length), sy::half(0.1f));
+        void* const dh = d.upload(h);
+        void* const dhout = d.device.alloc(3 * sizeof(sy::half));
+        sy::reduce(sy::tag<device_kind::metal, dtype::f16>{},
+                   sy::strided_ref::contiguous(dhout, dtype::f16, metal, {3}, "out"), sy::dims{1}, sy::sum,
+                   sy::strided_ref::contiguous(dh, dtype::f16, metal, {3, length}, "x"));
+        float const want_half = float(sy::half(float(length) * float(sy::half(0.1f))));
+        for (sy::half v : d.read<sy::half>(dhout, 3)) CHECK(float(v) == want_half);
+
+        // i32: a map's sum, exactly.
+        std::vector<std::int32_t> ints(1000);
+        for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = std::int32_t(i * 7919 % 2001) - 1000;
+        void* const di = d.upload(ints);
+        void* const diout = d.device.alloc(4);
+        using metal_i32 = sy::tag<device_kind::metal, dtype::i32>;
+        sy::transform_reduce(
+            metal_i32{}, sy::strided_ref::contiguous(diout, dtype::i32, metal, {}, "out"), sy::all_dims, sy::sum,
+            [](sy::compute_t<metal_i32> v) { return v * 3; },
+            sy::strided_ref::contiguous(di, dtype::i32, metal, {1000}, "x"));
+        std::int64_t want_int = 0;
+        for (auto v : ints) want_int += 3 * v;
+        CHECK(d.read<std::int32_t>(diout, 1)[0] == std::int32_t(want_int));
+
+        // amax and amin propagate NaN; an empty sum writes 0.
+        using metal_f32 = sy::tag<device_kind::metal, dtype::f32>;
+        std::vector<float> x = {1.0f, NAN, 3.0f, -2.0f, 5.0f, 4.0f};
+        void* const dx = d.upload(x);
+        void* const dout = d.device.alloc(2 * sizeof(float));
+        auto const xs = sy::strided_ref::contiguous(dx, dtype::f32, metal, {2, 3}, "x");
+        auto const out = sy::strided_ref::contiguous(dout, dtype::f32, metal, {2}, "out");
+        sy::reduce(metal_f32{}, out, sy::dims{1}, sy::amax, xs);
+        std::vector<float> got = d.read<float>(dout, 2);
+        CHECK(std::isnan(got[0]));
+        CHECK(got[1] == 5.0f);
+        sy::reduce(metal_f32{}, out, sy::dims{1}, sy::amin, xs);
+        got = d.read<float>(dout, 2);
+        CHECK(std::isnan(got[0]));
+        CHECK(got[1] == -2.0f);
+        auto const empty = sy::strided_ref::contiguous(dx, dtype::f32, metal, {2, 0}, "x");
+        sy::reduce(metal_f32{}, out, sy::dims{1}, sy::sum, empty);
+        CHECK(d.read<float>(dout, 2) == std::vector<float>{0.0f, 0.0f});
+        CHECK_THROWS_WITH(sy::reduce(metal_f32{}, out, sy::dims{1}, sy::amax, empty),
+                          Catch::Contains("amax over zero elements"));
+
+        // Refused, naming the op, the device and the operand.
+        std::vector<double> d64(4);
+        CHECK_THROWS_WITH(sy::reduce(sy::tag<device_kind::metal, dtype::f64>{},
+                                     sy::strided_ref::contiguous(dout, dtype::f64, metal, {}, "out"), sy::all_dims,
+                                     sy::sum, sy::strided_ref::contiguous(dx, dtype::f64, metal, {2}, "x")),
+                          Catch::Contains("reduce on metal: dtype f64 is not supported"));
+        float host[4] = {};
+        CHECK_THROWS_WITH(
+            sy::reduce(metal_f32{}, sy::strided_ref::contiguous(dout, dtype::f32, metal, {}, "out"), sy::all_dims,
+                       sy::sum, sy::strided_ref::contiguous(host, dtype::f32, metal, {4}, "stray")),
+            Catch::Contains("input 'stray' is not a live buffer of the current metal device"));
+        for (void* p : {dh, dhout, di, diout, dx, dout}) d.device.free(p);
+    }
+}
+
+TEST_CASE("metal: transform_rows (softmax, as separate calls) matches the CPU", "[msl][metal][rows]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        auto const metal = device_kind::metal;
+        std::int64_t const rows = 6, cols = 700;
+        std::vector<float> x(static_cast<std::size_t>(rows * cols));
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = 4.0f * std::sin(0.11f * static_cast<float>(k));
+        void* const dx = d.upload(x);
+        void* const dout = d.device.alloc(x.size() * sizeof(float));
+        auto const softmax = [](auto tag, sy::strided_ref const& out, sy::strided_ref const& in) {
+            using C = sy::compute_t<decltype(tag)>;
+            auto const shifted_exp = [](C v, C max) { return sy::exp(v - max); };
+            auto const normalized = [](C, C e, C, C sum) { return e * (C(1) / sum); };
+            auto const stats = sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values());
+            sy::transform_rows(tag, out, stats, normalized, in);
+        };
+        softmax(sy::tag<device_kind::metal, dtype::f32>{},
+                sy::strided_ref::contiguous(dout, dtype::f32, metal, {rows, cols}, "out"),
+                sy::strided_ref::contiguous(dx, dtype::f32, metal, {rows, cols}, "x"));
+        std::vector<float> want(x.size());
+        softmax(sy::tag<device_kind::cpu, dtype::f32>{},
+                sy::strided_ref::contiguous(want.data(), dtype::f32, device_kind::cpu, {rows, cols}, "out"),
+                sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {rows, cols}, "x"));
+        std::vector<float> const got = d.read<float>(dout, x.size());
+        double worst = 0;
+        for (std::size_t k = 0; k < x.size(); ++k) worst = std::max(worst, ulps(got[k], want[k]));
+        CHECK(worst <= 8);  // the sums fold in other orders
+        d.device.free(dx);
+        d.device.free(dout);
+    }
+}
+
 TEST_CASE("metal: a metal_device where Metal is not available says so", "[msl][metal]") {
     CHECK_THROWS_WITH(sy::metal_device{}, Catch::Contains("metal: Metal is not available on this system"));
 }

@@ -41,8 +41,9 @@
 // nvcc, CUDA (device/cuda/reduce.h; f and a user's combine op must then be
 // SWITCHYARD_HOST_DEVICE); with SWITCHYARD_WITH_WEBGPU, WebGPU
 // (device/webgpu/reduce.h: f and a user's combine are traced, so they
-// compute as transform's kernels do, with sy::select for branches). Metal
-// does not run reductions yet: such a tag fails to compile, naming it.
+// compute as transform's kernels do, with sy::select for branches); with
+// SWITCHYARD_WITH_METAL, Metal the same way (device/metal/reduce.h; both
+// are shader/reduce.h's passes, in WGSL and MSL).
 //
 // Errors (std::invalid_argument, naming the call, transform_reduce or reduce,
 // and the operand or the dimension): an
@@ -50,8 +51,8 @@
 // or argmax output that is not i64), inputs that
 // do not broadcast, a dimension out of range or repeated, an output of
 // another shape than the reduced one or sharing memory with an input, amin
-// amax, argmin or argmax over zero elements; on WebGPU also those device/webgpu/reduce.h
-// lists (dtype, buffer, 32-bit limits).
+// amax, argmin or argmax over zero elements; on WebGPU and Metal also those
+// shader/reduce.h lists (dtype, buffer, 32-bit limits).
 #pragma once
 
 #include <cstddef>
@@ -75,6 +76,9 @@
 #endif
 #if defined(SWITCHYARD_WITH_WEBGPU)
 #include "switchyard/device/webgpu/reduce.h"
+#endif
+#if defined(SWITCHYARD_WITH_METAL)
+#include "switchyard/device/metal/reduce.h"
 #endif
 
 namespace switchyard {
@@ -149,9 +153,19 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
                       "transform_reduce: the tag names device webgpu, which needs SWITCHYARD_WITH_WEBGPU defined "
                       "(link the switchyard::webgpu CMake target)");
 #endif
+    } else if constexpr (device == device_kind::metal) {
+        static_assert(!indexed,
+                      "transform_reduce: argmin and argmax write int64 indices, which shader devices (WebGPU, "
+                      "Metal) do not store; they run on the CPU and CUDA");
+#if defined(SWITCHYARD_HAS_METAL_REDUCE)
+        if constexpr (!indexed) detail::metal_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
+#else
+        static_assert(device != device_kind::metal,
+                      "transform_reduce: the tag names device metal, which needs SWITCHYARD_WITH_METAL defined "
+                      "(link the switchyard::metal CMake target)");
+#endif
     } else {
-        static_assert(device == device_kind::cpu || device == device_kind::cuda || device == device_kind::webgpu,
-                      "transform_reduce: Metal does not run reductions in this version");
+        static_assert(device == device_kind::cpu, "transform_reduce: a tag of an unknown device");
     }
 }
 

@@ -3,13 +3,17 @@
 // against the stand-in standard library beside this file (metal_stdlib) and
 // loaded with dlopen, and a command buffer is a list of dispatches run, in
 // order, on the CPU when it is committed: every thread of every threadgroup
-// of 256 (those past the count included), one call each. So a test sees
+// of 256 (those past the count included), one call each, one threadgroup
+// after another; a kernel with threadgroup barriers runs the 256 threads of
+// a group concurrently (a std::thread each, meeting at a std::barrier), so
+// its threadgroup memory and barriers behave as on a GPU. So a test sees
 // what Metal would show: nothing runs before a commit.
 #pragma once
 
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <barrier>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +23,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,6 +60,8 @@ public:
         if (!library_) throw switchyard::device_error(std::string("dlopen of the compiled MSL failed: ") + ::dlerror());
         entry_ = ::dlsym(library_, entry.c_str());
         if (!entry_) throw switchyard::device_error("the compiled MSL has no function '" + entry + "'");
+        if (msl.find("threadgroup_barrier(") != std::string::npos)
+            barrier_hook_ = static_cast<void (**)()>(::dlsym(library_, "standin_threadgroup_barrier"));
     }
     compiled_kernel(compiled_kernel const&) = delete;
     compiled_kernel& operator=(compiled_kernel const&) = delete;
@@ -62,12 +69,31 @@ public:
         if (library_) ::dlclose(library_);
     }
 
-    // Every thread position of [0, grid).
+    // Every thread position of [0, grid), grid a whole number of threadgroups.
     void run(std::span<void* const> buffers, void const* uniforms, std::uint64_t grid) const {
-        for (std::uint64_t i = 0; i < grid; ++i) call(buffers, uniforms, static_cast<unsigned>(i));
+        if (buffers.size() > 30) throw switchyard::device_error("the stand-in calls kernels of at most 30 buffers");
+        if (!barrier_hook_) {
+            for (std::uint64_t i = 0; i < grid; ++i) call(buffers, uniforms, static_cast<unsigned>(i));
+            return;
+        }
+        constexpr unsigned group = switchyard::metal_backend::threadgroup_size;
+        *barrier_hook_ = [] { current_barrier->arrive_and_wait(); };
+        std::barrier<> barrier(group);
+        std::vector<std::thread> threads;
+        for (unsigned lane = 0; lane < group; ++lane)
+            threads.emplace_back([&, lane] {
+                current_barrier = &barrier;
+                for (std::uint64_t first = 0; first < grid; first += group) {
+                    call(buffers, uniforms, static_cast<unsigned>(first + lane));
+                    barrier.arrive_and_wait();  // the next group reuses the threadgroup memory
+                }
+            });
+        for (std::thread& t : threads) t.join();
     }
 
 private:
+    static inline thread_local std::barrier<>* current_barrier = nullptr;
+
     // The kernel's parameters are pointers and one uint: called through a
     // pointer type of the same shape.
     template <std::size_t... K>
@@ -88,6 +114,7 @@ private:
 
     void* library_ = nullptr;
     void* entry_ = nullptr;
+    void (**barrier_hook_)() = nullptr;  // the kernel's standin_threadgroup_barrier, if it has barriers
 };
 
 class backend final : public switchyard::metal_backend {
@@ -116,7 +143,9 @@ public:
         std::vector<dispatch> work = std::move(recorded_);
         recorded_.clear();
         for (dispatch const& d : work) {
-            std::uint64_t const grid = (d.threads + 255) / 256 * 256;  // whole threadgroups, as Metal runs them
+            constexpr std::uint64_t group = switchyard::metal_backend::threadgroup_size;
+            std::uint64_t const grid =
+                (d.threads + group - 1) / group * group;  // whole threadgroups, as Metal runs them
             d.kernel->run(d.buffers, d.uniforms.data(), grid);
         }
         ++commits_run;

@@ -217,9 +217,24 @@ struct msl_language {
     static std::string declaration(std::string const& type, std::string const& name, std::string const& expr) {
         return concat("const ", type, " ", name, " = ", expr);
     }
+    // `R name(constant uint4* u, T a0, ...) {`: the uniforms are a kernel
+    // parameter in MSL, so functions take them as their first argument.
+    static std::string function_head(std::string const& name, std::vector<scalar> const& args, scalar result) {
+        std::string s = concat(msl_type(result), " ", name, "(constant uint4* u");
+        for (std::size_t k = 0; k < args.size(); ++k) s += concat(", ", msl_type(args[k]), " a", std::to_string(k));
+        return concat(s, ") {\n");
+    }
 };
 
 }  // namespace detail
+
+// The MSL function of node `result` of a trace of op::arg inputs:
+// `R <name>(constant uint4* u, T a0, ...)` (detail::emit_function).
+inline std::string emit_msl_function(trace const& t, std::int32_t result, std::string const& name,
+                                     std::vector<scalar> const& arg_types, std::vector<std::uint32_t>& uniforms,
+                                     std::vector<std::string>& helpers) {
+    return detail::emit_function<detail::msl_language>(t, result, name, arg_types, uniforms, helpers);
+}
 
 // The MSL program of a trace (the kernel function is `sy_kernel`); lanes is
 // 1, or 4 for the vector form (only for traces vectorizable() accepts).

@@ -484,6 +484,13 @@ struct wgsl_language {
     static std::string declaration(std::string const& type, std::string const& name, std::string const& expr) {
         return concat("let ", name, ": ", type, " = ", expr);
     }
+    // `fn name(a0: T, ...) -> R {`; functions read the uniforms `u` directly.
+    static std::string function_head(std::string const& name, std::vector<scalar> const& args, scalar result) {
+        std::string s = concat("fn ", name, "(");
+        for (std::size_t k = 0; k < args.size(); ++k)
+            s += concat(k ? ", " : "", "a", std::to_string(k), ": ", wgsl_type(args[k]));
+        return concat(s, ") -> ", wgsl_type(result), " {\n");
+    }
 };
 
 }  // namespace detail
@@ -531,15 +538,18 @@ inline bool uses_f16(trace const& t) {
     return false;
 }
 
-// A WGSL function computing node `result` of a trace whose inputs are
-// op::arg nodes: `fn <name>(a0: T, a1: T, ...) -> R`, with one `let` per node
-// the result depends on. The trace holds no loads or stores (a reduction's
-// map or combine, traced on symbolic arguments). Uniform words the function
-// reads are appended to `uniforms`, helpers it calls to `helpers`.
-inline std::string emit_wgsl_function(trace const& t, std::int32_t result, std::string const& name,
-                                      std::vector<scalar> const& arg_types, std::vector<std::uint32_t>& uniforms,
-                                      std::vector<std::string>& helpers) {
-    using namespace detail;
+namespace detail {
+
+// A function computing node `result` of a trace whose inputs are op::arg
+// nodes, in language L: L::function_head(name, argument types, result type)
+// opens it, then one L::declaration per node the result depends on, then
+// `return`. The trace holds no loads or stores (a reduction's map or
+// combine, traced on symbolic arguments). Uniform words the function reads
+// are appended to `uniforms`, helpers it calls to `helpers`.
+template <typename L>
+std::string emit_function(trace const& t, std::int32_t result, std::string const& name,
+                          std::vector<scalar> const& arg_types, std::vector<std::uint32_t>& uniforms,
+                          std::vector<std::string>& helpers) {
     auto const& nodes = t.nodes();
     std::vector<char> used(nodes.size(), 0);
     used[static_cast<std::size_t>(result)] = 1;
@@ -550,10 +560,7 @@ inline std::string emit_wgsl_function(trace const& t, std::int32_t result, std::
         for (std::int32_t operand : {nodes[k].a, nodes[k].b, nodes[k].c})
             if (operand >= 0) used[static_cast<std::size_t>(operand)] = 1;
     }
-    std::string s = concat("fn ", name, "(");
-    for (std::size_t k = 0; k < arg_types.size(); ++k)
-        s += concat(k ? ", " : "", "a", std::to_string(k), ": ", wgsl_type(arg_types[k]));
-    s += concat(") -> ", wgsl_type(t.type_of(result)), " {\n");
+    std::string s = L::function_head(name, arg_types, t.type_of(result));
     std::vector<std::string> names(nodes.size());
     std::size_t values = 0;
     for (std::size_t k = 0; k < nodes.size(); ++k) {
@@ -569,12 +576,22 @@ inline std::string emit_wgsl_function(trace const& t, std::int32_t result, std::
         }
         auto operand = [&](std::int32_t id) { return id >= 0 ? names[static_cast<std::size_t>(id)] : std::string(); };
         std::string const expr =
-            wgsl_expression(t, nd, operand(nd.a), operand(nd.b), operand(nd.c), false, uniforms, helpers);
+            L::expression(t, nd, operand(nd.a), operand(nd.b), operand(nd.c), false, uniforms, helpers);
         names[k] = concat("v", std::to_string(values++));
-        s += concat("    let ", names[k], ": ", wgsl_type(nd.type), " = ", expr, ";\n");
+        s += concat("    ", L::declaration(L::type(nd.type, false), names[k], expr), ";\n");
     }
     s += concat("    return ", names[static_cast<std::size_t>(result)], ";\n}\n");
     return s;
+}
+
+}  // namespace detail
+
+// The WGSL function of node `result` of a trace of op::arg inputs:
+// `fn <name>(a0: T, a1: T, ...) -> R` (detail::emit_function).
+inline std::string emit_wgsl_function(trace const& t, std::int32_t result, std::string const& name,
+                                      std::vector<scalar> const& arg_types, std::vector<std::uint32_t>& uniforms,
+                                      std::vector<std::string>& helpers) {
+    return detail::emit_function<detail::wgsl_language>(t, result, name, arg_types, uniforms, helpers);
 }
 
 }  // namespace switchyard::shader

@@ -39,8 +39,13 @@ public:
     // fast math off; throws device_error with the compiler's message.
     virtual void* new_pipeline(std::string const& msl, std::string const& entry) = 0;
     virtual void release_pipeline(void* pipeline) = 0;
+    // Threads per threadgroup of every dispatch: a reduction's kernel folds
+    // a group's values in threadgroup memory and counts on this size.
+    static constexpr std::uint64_t threadgroup_size = 256;
     // Encodes one dispatch of `threads` threads into the open command buffer
-    // (opening one if none is): buffers 0..k-1, then `uniforms` as buffer k.
+    // (opening one if none is), in threadgroups of threadgroup_size (the
+    // last one whole, its threads past `threads` included): buffers 0..k-1,
+    // then `uniforms` as buffer k.
     virtual void encode_dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::byte const> uniforms,
                                  std::uint64_t threads) = 0;
     // Commits the open command buffer, if any, and waits until it completes.

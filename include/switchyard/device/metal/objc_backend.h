@@ -12,8 +12,9 @@
 // is open. Pipelines are compiled in the safe math mode, or with fast math
 // off before macOS 15 (the emitted kernels' math relies on IEEE arithmetic;
 // whether Apple's compiler still contracts a * b + c into an FMA there is
-// not verified: docs/metal.md). Dispatches are threadgroups of up to 256
-// threads covering the grid; the kernels return past their count.
+// not verified: docs/metal.md). Dispatches are threadgroups of 256 threads
+// (metal_backend::threadgroup_size) covering the grid; the kernels return
+// past their count.
 //
 // This file compiles on Linux with g++ and clang (tests/CMakeLists.txt
 // checks it), but it has not run on a Mac in this project's CI: see
@@ -142,8 +143,12 @@ public:
             send<void, void*, std::uint64_t, std::uint64_t>(encoder, "setBuffer:offset:atIndex:", u, 0, index);
         }
         std::uint64_t const limit = send<std::uint64_t>(pipeline, "maxTotalThreadsPerThreadgroup");
-        std::uint64_t const group = limit < 256 ? limit : 256;
-        size3 const groups{(threads + group - 1) / group, 1, 1}, per_group{group, 1, 1};
+        if (limit < threadgroup_size)
+            throw device_error("metal: the pipeline runs at most " + std::to_string(limit) +
+                               " threads per threadgroup; switchyard's kernels are written for " +
+                               std::to_string(threadgroup_size));
+        size3 const groups{(threads + threadgroup_size - 1) / threadgroup_size, 1, 1},
+            per_group{threadgroup_size, 1, 1};
         send<void, size3, size3>(encoder, "dispatchThreadgroups:threadsPerThreadgroup:", groups, per_group);
         send<void>(encoder, "endEncoding");
     }

@@ -1,5 +1,6 @@
-// transform_rows on Metal would run as reductions, which Metal lacks so far.
-// expect: transform_rows: Metal runs neither transform_rows nor the reductions
+// transform_rows on Metal runs as reductions, which need the Metal layer:
+// without SWITCHYARD_WITH_METAL a Metal tag is one error naming the switch.
+// expect: transform_rows: the tag names device metal, which needs SWITCHYARD_WITH_METAL defined
 #include <switchyard/transform_rows.h>
 void run(switchyard::strided_ref const& out, switchyard::strided_ref const& x) {
     using tag = switchyard::tag<switchyard::device_kind::metal, switchyard::dtype::f32>;

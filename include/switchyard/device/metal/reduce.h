@@ -1,0 +1,64 @@
+// transform_reduce on Metal: the runner behind switchyard/reduce.h,
+// shader/reduce.h's passes in MSL (shader/msl_reduce.h), each recorded into
+// the current metal_device's open command buffer: nothing runs until sync()
+// or a readback. Dtypes f32, i32 and f16 (accumulated in f32). Included by
+// switchyard/reduce.h when SWITCHYARD_WITH_METAL is defined.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "switchyard/core/dtype.h"
+#include "switchyard/device/metal.h"
+#include "switchyard/device/metal/current_device.h"
+#include "switchyard/shader/math.h"
+#include "switchyard/shader/msl_reduce.h"
+#include "switchyard/shader/reduce.h"
+#include "switchyard/view/reduction_layout.h"
+
+#define SWITCHYARD_HAS_METAL_REDUCE 1
+
+namespace switchyard::detail {
+
+// shader/reduce.h's device adapter for a metal_device. A pass is dispatched
+// as groups x reduction_group_size threads: Metal's threadgroups are that
+// size (device/metal/backend.h), the kernel's group and thread.
+static_assert(metal_backend::threadgroup_size == shader::reduction_group_size,
+              "a reduction's kernel takes Metal's threadgroups as its workgroups");
+
+struct metal_reduction_device {
+    metal_device& device;
+    char const* name = "metal";
+    char const* guard = "metal_device_guard";
+
+    bool has_f16() const { return device.has_f16(); }
+    bool owns(void const* p) const { return device.owns(p); }
+    void* alloc(std::size_t bytes) { return device.alloc(bytes); }
+    void free(void* p) { device.free(p); }
+    void run(std::string const& text, std::vector<shader::reduction_binding> const& bindings,
+             std::vector<std::uint32_t> words, std::uint64_t groups) {
+        std::vector<void*> buffers;
+        for (auto const& b : bindings) {
+            if (b.bytes > device.capacity(b.buffer))
+                throw std::invalid_argument("reduce on metal: an operand reaches " + std::to_string(b.bytes) +
+                                            " bytes into a buffer of " + std::to_string(device.capacity(b.buffer)));
+            buffers.push_back(b.buffer);
+        }
+        words.resize((words.size() + 3) / 4 * 4);  // whole uint4s, as the kernel declares them
+        void* const pipeline = device.cached_pipeline(text);
+        device.dispatch(pipeline, buffers, std::as_bytes(std::span(words)), groups * shader::reduction_group_size);
+    }
+};
+
+template <dtype D, int NIn, typename Combine, typename F>
+void metal_transform_reduce(char const* op, Combine const& combine, F const& f, reduction_layout const& layout,
+                            strided_ref const& out_ref, strided_ref const* ins) {
+    metal_reduction_device device{current_metal_device()};
+    shader::run_transform_reduce<D, NIn, shader::detail::msl_reduction_syntax>(device, op, combine, f, layout, out_ref,
+                                                                               ins);
+}
+
+}  // namespace switchyard::detail

@@ -1,0 +1,105 @@
+// emit_reduction<Syntax>: the compute kernel of one pass of a reduction
+// (switchyard/reduce.h on a shader device), written once for every shader
+// language; Syntax spells it (shader/wgsl_reduce.h, shader/msl_reduce.h).
+//
+// Workgroup g (reduction_group_size threads) reduces block g % splits of
+// output element g / splits: thread l folds the map of elements first + l,
+// first + l + 256, ... of that block with the combine, in that order, and
+// the workgroup folds the 256 results as a fixed binary tree in workgroup
+// memory. The order depends only on the shape (never on timing), so a
+// result is bitwise the same run to run. With one block per output
+// (splits = 1) the result is stored at the output's element; otherwise at
+// index g of a partials buffer that the next pass reduces over its blocks.
+// Uniform words: shader/reduction_shape.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/shader/reduction_shape.h"
+#include "switchyard/shader/wgsl.h"
+
+namespace switchyard::shader::detail {
+
+// Declarations of the coordinates of flat index `index` over `rank` sizes
+// (row-major: <prefix>0 .. <prefix>rank-1), then per operand k
+// <offset>k = sum of coordinate * stride.
+template <typename Syntax, typename SizeWord, typename StrideWord>
+std::string reduction_offsets(std::string const& index, std::string const& prefix, std::string const& offset,
+                              std::int32_t rank, std::int32_t operands, SizeWord size_word, StrideWord stride_word,
+                              std::string const& indent) {
+    std::string s;
+    if (rank > 0) {
+        s += concat(indent, Syntax::variable(concat(prefix, "rest"), index), "\n");
+        for (std::int32_t d = rank; d-- > 1;) {
+            std::string const size = Syntax::word(size_word(d));
+            s += concat(indent, Syntax::constant(concat(prefix, std::to_string(d)), concat(prefix, "rest % ", size)),
+                        "\n", indent, prefix, "rest = ", prefix, "rest / ", size, ";\n");
+        }
+        s += concat(indent, Syntax::constant(concat(prefix, "0"), concat(prefix, "rest")), "\n");
+    }
+    for (std::int32_t k = 0; k < operands; ++k) {
+        std::string sum;
+        for (std::int32_t d = 0; d < rank; ++d)
+            sum += concat(d ? " + " : "", prefix, std::to_string(d), " * ", Syntax::word(stride_word(k, d)));
+        s += concat(indent, Syntax::constant(concat(offset, std::to_string(k)), rank > 0 ? sum : std::string("0u")),
+                    "\n");
+    }
+    return s;
+}
+
+// The kernel of one pass. map is the function sy_map(a0: ACC, ...) -> ACC
+// (one argument per input), combine sy_combine(a0: ACC, a1: ACC) -> ACC, in
+// the language's own form; helpers the math helpers they call;
+// uniform_words the total count. Syntax provides:
+//   type(scalar), word(i) (uniform word i as an unsigned integer),
+//   constant(name, expr) / variable(name, expr) (unsigned declarations),
+//   typed_variable(type, name, expr), call(function, arguments),
+//   bitcast(type, expr), barrier(), loop(name, first, end, step),
+//   head(shape, helpers and functions, uniform_words) (everything before
+//   the kernel body: bindings, functions, the workgroup array sy_lanes and
+//   the kernel's signature, which names the group `g` and the thread `lane`).
+template <typename Syntax>
+std::string emit_reduction(reduction_shape const& r, std::string const& map, std::string const& combine,
+                           std::vector<std::string> const& helpers, std::size_t uniform_words) {
+    using S = Syntax;
+    std::string const acc = S::type(r.acc_type);
+    auto const inputs = static_cast<std::int32_t>(r.input_slot.size());
+    std::string functions;
+    for (auto const& h : helpers) functions += S::helper(h) + "\n";
+    functions += map + "\n" + combine + "\n";
+    std::string s = S::head(r, functions, uniform_words);
+    s += concat("    if (g >= ", S::word(0), ") {\n        return;\n    }\n");
+    s += concat("    ", S::constant("m", concat("g / ", S::word(2))), "\n");
+    s += concat("    ", S::constant("block_begin", concat("(g % ", S::word(2), ") * ", S::word(3))), "\n");
+    s +=
+        concat("    ", S::constant("block_end", concat("min(block_begin + ", S::word(3), ", ", S::word(1), ")")), "\n");
+    s += reduction_offsets<S>(
+        "m", "kc", "ko", r.kept_rank, 1 + inputs, [&](std::int32_t d) { return kept_size_word(r, d); },
+        [&](std::int32_t k, std::int32_t d) { return kept_stride_word(r, k, d); }, "    ");
+    std::string const identity = r.acc_type == scalar::u32 ? S::word(4) : S::bitcast(acc, S::word(4));
+    s += concat("    ", S::typed_variable(acc, "acc", identity), "\n");
+    s += concat("    ", S::loop("r", "block_begin + lane", "block_end", std::to_string(reduction_group_size)), " {\n");
+    s += reduction_offsets<S>(
+        "r", "rc", "ro", r.reduced_rank, 1 + inputs, [&](std::int32_t d) { return reduced_size_word(r, d); },
+        [&](std::int32_t k, std::int32_t d) { return reduced_stride_word(r, k, d); }, "        ");
+    std::string arguments;
+    for (std::int32_t k = 0; k < inputs; ++k) {
+        std::string const at = concat("ko", std::to_string(k + 1), " + ro", std::to_string(k + 1));
+        std::string const load = concat("b", std::to_string(r.input_slot[static_cast<std::size_t>(k)]), "[", at, "]");
+        arguments += concat(k ? ", " : "", r.in_type == r.acc_type ? load : concat(acc, "(", load, ")"));
+    }
+    s += concat("        acc = ", S::call("sy_combine", concat("acc, ", S::call("sy_map", arguments))), ";\n    }\n");
+    s += concat("    sy_lanes[lane] = acc;\n    ", S::barrier(), ";\n");
+    s += concat("    ", S::loop_halving("span", std::to_string(reduction_group_size / 2)), " {\n");
+    s += concat("        if (lane < span) {\n            sy_lanes[lane] = ",
+                S::call("sy_combine", "sy_lanes[lane], sy_lanes[lane + span]"), ";\n        }\n        ", S::barrier(),
+                ";\n    }\n");
+    std::string const result =
+        r.out_type == r.acc_type ? std::string("sy_lanes[0]") : concat(S::type(r.out_type), "(sy_lanes[0])");
+    s += concat("    if (lane == 0u) {\n        b0[", r.to_partials ? "g" : "ko0", "] = ", result, ";\n    }\n}\n");
+    return s;
+}
+
+}  // namespace switchyard::shader::detail
