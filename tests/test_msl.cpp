@@ -4,8 +4,8 @@
 // dlopen and run once per thread position of the grid on the CPU; its
 // buffers are then compared with the same C++ kernel run by the CPU; the
 // golden MSL of the torch example's softplus and the emitter's errors. Then
-// the library's Metal path end to end (for_each, transform, metal_device's
-// buffers, batching and errors) over the stand-in backend
+// the library's Metal path end to end (for_each, transform, lazy chains,
+// metal_device's buffers, batching and errors) over the stand-in backend
 // (tests/metal/standin_backend.h), and the error a metal_device gives where
 // Metal is not available. Needs SWITCHYARD_MSL_TEST_COMPILER (clang++, set
 // by CMake).
@@ -23,9 +23,11 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "golden.h"
+#include "lazy_chains.h"
 #include "metal/standin_backend.h"
 #include "torch/softplus_math.h"
 
@@ -703,3 +705,171 @@ TEST_CASE("metal: a metal_device where Metal is not available says so", "[msl][m
     CHECK_THROWS_WITH(sy::metal_device{}, Catch::Contains("metal: Metal is not available on this system"));
 }
 #endif
+
+namespace {
+
+// f16 values between got and want (0 for two NaNs).
+double half_ulps(sy::half got, sy::half want) {
+    if (std::isnan(static_cast<float>(want))) return std::isnan(static_cast<float>(got)) ? 0 : INFINITY;
+    auto const ordered = [](sy::half h) {
+        int const magnitude = h.bits & 0x7fff;
+        return (h.bits & 0x8000) != 0 ? -magnitude : magnitude;
+    };
+    return std::abs(ordered(got) - ordered(want));
+}
+
+template <typename S>
+double worst_distance(std::vector<S> const& got, std::vector<S> const& want) {
+    REQUIRE(got.size() == want.size());
+    double worst = 0;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        if constexpr (std::is_same_v<S, sy::half>)
+            worst = std::max(worst, half_ulps(got[k], want[k]));
+        else
+            worst = std::max(worst, ulps(got[k], want[k]));
+    }
+    return worst;
+}
+
+template <typename S>
+bool same_bits(std::vector<S> const& a, std::vector<S> const& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0;
+}
+
+// The chain of the Metal lazy case, on any device: six steps, y of x's shape
+// and bias broadcast over rows.
+auto metal_lazy_chain(sy::strided_ref const& x, sy::strided_ref const& y, sy::strided_ref const& bias) {
+    return sy::lazy(x).mul(y).add(bias).relu().map([](auto v) { return sy::sigmoid(v); }).mul(3.0).div(4.0);
+}
+
+// metal_lazy_chain over [rows, cols] on Metal, fused and per step, against
+// the CPU. Within `bound` ulps: sigmoid is within 1, the rest is correctly
+// rounded on both.
+template <typename S>
+void metal_lazy_matches_cpu(metal_under_test& d, double bound) {
+    std::int64_t const rows = 37, cols = 301, n = rows * cols;  // not whole threadgroups
+    constexpr dtype type = sy::dtype_of_v<S>;
+    auto const size = static_cast<std::size_t>(n);
+    std::vector<S> x(size), y(size), bias(static_cast<std::size_t>(cols)), sentinel(size, S(-7.0f));
+    for (std::size_t k = 0; k < size; ++k) {
+        x[k] = S(std::sin(0.01f * static_cast<float>(k)) * 3.0f);
+        y[k] = S(static_cast<float>(k % 23) * 0.125f - 1.0f);
+    }
+    for (std::size_t k = 0; k < bias.size(); ++k) bias[k] = S(static_cast<float>(k % 41) * 0.1f - 2.0f);
+    auto const cpu_chain =
+        metal_lazy_chain(sy::strided_ref::contiguous(x.data(), type, device_kind::cpu, {rows, cols}, "x"),
+                         sy::strided_ref::contiguous(y.data(), type, device_kind::cpu, {rows, cols}, "y"),
+                         sy::strided_ref::contiguous(bias.data(), type, device_kind::cpu, {cols}, "bias"));
+    std::vector<S> const want = cpu_chain.template to_host<S>();
+    std::vector<S> const want_per_step = cpu_chain.template to_host<S>(sy::fusion::per_step);
+
+    void* const dx = d.upload(x);
+    void* const dy = d.upload(y);
+    void* const dbias = d.upload(bias);
+    void* const dout = d.upload(sentinel);
+    auto const metal = device_kind::metal;
+    auto const chain = metal_lazy_chain(sy::strided_ref::contiguous(dx, type, metal, {rows, cols}, "x"),
+                                        sy::strided_ref::contiguous(dy, type, metal, {rows, cols}, "y"),
+                                        sy::strided_ref::contiguous(dbias, type, metal, {cols}, "bias"));
+    STATIC_REQUIRE(decltype(chain)::steps == 6);
+
+    // Fused into memory of ours: one dispatch recorded, nothing run until the readback.
+    sy::metal_counters const before = d.device.counters();
+    chain.compute(sy::strided_ref::contiguous(dout, type, metal, {rows, cols}, "out"));
+    CHECK(d.device.counters().dispatches == before.dispatches + 1);
+    CHECK(d.device.counters().commits == before.commits);
+    if (d.standin)
+        CHECK(same_bits(std::vector<S>(static_cast<S const*>(dout), static_cast<S const*>(dout) + n), sentinel));
+    std::vector<S> const got = d.read<S>(dout, size);
+    CHECK(d.device.counters().commits == before.commits + 1);
+    CHECK(worst_distance(got, want) <= bound);
+
+    // to_host: into a result of the chain's own (freed after), one commit, one readback.
+    sy::metal_counters const owned = d.device.counters();
+    CHECK(same_bits(chain.template to_host<S>(), got));
+    CHECK(d.device.counters().dispatches == owned.dispatches + 1);
+    CHECK(d.device.counters().commits == owned.commits + 1);
+    CHECK(d.device.counters().readbacks == owned.readbacks + 1);
+    CHECK(d.device.counters().live_bytes == owned.live_bytes);
+
+    // One kernel per step, still one commit; f16 rounds after every step, as on the CPU.
+    sy::metal_counters const steps = d.device.counters();
+    std::vector<S> const per_step = chain.template to_host<S>(sy::fusion::per_step);
+    CHECK(d.device.counters().dispatches == steps.dispatches + 6);
+    CHECK(d.device.counters().commits == steps.commits + 1);
+    CHECK(worst_distance(per_step, want_per_step) <= bound);
+    for (void* p : {dx, dy, dbias, dout}) d.device.free(p);
+}
+
+}  // namespace
+
+TEST_CASE("metal lazy: chains fuse into one recorded dispatch, split into kernels of 14 arrays, as on the CPU",
+          "[msl][metal][lazy]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        metal_lazy_matches_cpu<float>(d, 2);  // sigmoid's ulp, then a product
+        metal_lazy_matches_cpu<sy::half>(d, 1);
+
+        // 40 arrays, half of them broadcast rows: one kernel reads at most 14
+        // (transform's 16 operands; Metal's 31 buffers per stage allow them,
+        // with the uniforms), so 3 kernels of whole steps.
+        constexpr std::size_t arrays = 40;
+        std::int64_t const rows = 20, cols = 150, n = rows * cols;
+        std::vector<float> x(static_cast<std::size_t>(n));
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(k % 97) * 0.37f - 11.0f;
+        std::vector<std::vector<float>> hosts;
+        std::vector<sy::strided_ref> on_cpu, on_metal;
+        std::vector<void*> buffers{d.upload(x)};
+        for (std::size_t k = 0; k < arrays; ++k) {
+            bool const row = k % 2 == 0;
+            auto const ref = [&](void* p, device_kind dev) {
+                return row ? sy::strided_ref::contiguous(p, dtype::f32, dev, {cols}, "y")
+                           : sy::strided_ref::contiguous(p, dtype::f32, dev, {rows, cols}, "y");
+            };
+            hosts.emplace_back(static_cast<std::size_t>(row ? cols : n));
+            for (std::size_t i = 0; i < hosts.back().size(); ++i)
+                hosts.back()[i] = static_cast<float>((i * 7 + k) % 13) * 0.25f;
+            buffers.push_back(d.upload(hosts.back()));
+            on_cpu.push_back(ref(hosts.back().data(), device_kind::cpu));
+            on_metal.push_back(ref(buffers.back(), device_kind::metal));
+        }
+        auto const chain = switchyard_tests::add_all<arrays>(
+            sy::lazy(sy::strided_ref::contiguous(buffers[0], dtype::f32, device_kind::metal, {rows, cols}, "x")),
+            on_metal);
+        std::vector<float> const want =
+            switchyard_tests::add_all<arrays>(
+                sy::lazy(sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {rows, cols}, "x")),
+                on_cpu)
+                .to_host<float>();
+        sy::metal_counters const before = d.device.counters();
+        CHECK(same_bits(chain.to_host<float>(), want));  // the same additions in the same order
+        CHECK(d.device.counters().dispatches == before.dispatches + 3);
+        CHECK(d.device.counters().commits == before.commits + 1);
+        CHECK(same_bits(chain.to_host<float>(sy::fusion::per_step), want));
+        CHECK(d.device.counters().dispatches == before.dispatches + 3 + arrays);
+        for (void* p : buffers) d.device.free(p);
+        CHECK(d.device.counters().live_bytes == 0);
+    }
+
+    // Bad input, named: a CPU operand, host memory passed as Metal memory,
+    // f64, and (until reduce.h runs on Metal) a chain ending in a reduction.
+    metal_under_test d(false);
+    std::vector<float> host(16, 1.0f);
+    void* const dx = d.upload(host);
+    auto const x = sy::strided_ref::contiguous(dx, dtype::f32, device_kind::metal, {16}, "x");
+    auto const cpu_y = sy::strided_ref::contiguous(host.data(), dtype::f32, device_kind::cpu, {16}, "y");
+    CHECK_THROWS_WITH(sy::lazy(x).add(cpu_y).to_host<float>(),
+                      Catch::Contains("lazy chain: 'y' is on cpu:0 but the chain's input 'x' is on metal:0"));
+    auto const fake = sy::strided_ref::contiguous(host.data(), dtype::f32, device_kind::metal, {16}, "fake");
+    CHECK_THROWS_WITH(sy::lazy(x).mul(fake).to_host<float>(),
+                      Catch::Contains("'fake'") && Catch::Contains("not a live buffer of the current metal device"));
+    void* const dd = d.device.alloc(16 * sizeof(double));
+    auto const wide = sy::strided_ref::contiguous(dd, dtype::f64, device_kind::metal, {16}, "d");
+    CHECK_THROWS_WITH(sy::lazy(wide).relu().compute(wide),
+                      Catch::Contains("'lazy chain' has no kernel for device=metal, dtype=f64"));
+    CHECK_THROWS_WITH(sy::lazy(x).relu().sum().item<float>(),
+                      Catch::Contains("'lazy reduction' has no kernel for device=metal"));
+    for (void* p : {dx, dd}) d.device.free(p);
+    CHECK(d.device.counters().live_bytes == 0);
+}

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "../lazy_chains.h"
 #include "operands.h"
 
 namespace sy = switchyard;
@@ -118,19 +119,6 @@ TEST_CASE("webgpu lazy: 100 steps peak at 3 live buffers", "[webgpu][lazy]") {
     CHECK(worst < 1e-4);  // 100 roundings, which a GPU may contract into FMAs
 }
 
-namespace {
-
-// x + y[0] + y[1] + ... + y[K-1], one add step per array.
-template <std::size_t K, typename Chain>
-auto add_all(Chain const& chain, std::vector<sy::strided_ref> const& ys) {
-    if constexpr (K == 0)
-        return chain;
-    else
-        return add_all<K - 1>(chain.add(ys[ys.size() - K]), ys);
-}
-
-}  // namespace
-
 TEST_CASE("webgpu lazy: a chain with more arrays than one shader binds runs in segments", "[webgpu][lazy]") {
     constexpr std::size_t arrays = 40;
     std::size_t const n = 3000;
@@ -143,7 +131,7 @@ TEST_CASE("webgpu lazy: a chain with more arrays than one shader binds runs in s
         ys.push_back(buffers.back()->ref(dtype::f32, {n64}, "y"));
     }
     device_array const x(hx);
-    auto const chain = add_all<arrays>(sy::lazy(x.ref(dtype::f32, {n64}, "x")), ys);
+    auto const chain = switchyard_tests::add_all<arrays>(sy::lazy(x.ref(dtype::f32, {n64}, "x")), ys);
     dev().sync();
     dev().reset_counters();
     std::vector<float> const got = chain.to_host<float>();

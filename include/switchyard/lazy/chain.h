@@ -17,14 +17,17 @@
 // are x and the arrays, applying every step in registers: one read of each
 // operand and one write, whatever the chain's length, with each operand read
 // by its own layout on every device (CUDA's 16-byte loads, WebGPU's vec4).
-// On WebGPU the kernel is traced into one shader, recorded into the device's
-// open encoder (nothing is submitted until sync() or a readback).
+// On WebGPU and Metal the kernel is traced into one shader, recorded into
+// the device's open encoder or command buffer (nothing is submitted until
+// sync() or a readback). A chain ending in a reduction does not run on
+// Metal yet (reduce.h has no Metal runner).
 //
 // One kernel reads at most 14 arrays (transform's 16 operands, less x and
 // out). A chain with more runs as several kernels, each as many whole steps
 // as fit; on WebGPU a kernel reads at most what the device binds in one
 // stage less two (14 arrays when it binds 16 or more, else 6: WebGPU
-// guarantees 8). fusion::per_step runs one kernel per step, on every device
+// guarantees 8); Metal's 31 buffers per stage (one of them the uniforms)
+// allow the 14. fusion::per_step runs one kernel per step, on every device
 // (for comparisons). Between kernels the values pass through at most two
 // ping-pong buffers (device_array) in the chain's dtype, reused for any
 // number of steps: so f16 and bf16 results of a split chain are rounded at
@@ -48,6 +51,7 @@
 #include "switchyard/kernel_types.h"
 #include "switchyard/lazy/ops.h"
 #include "switchyard/reduce.h"
+#include "switchyard/shader/trace.h"
 #include "switchyard/transform.h"
 #include "switchyard/view/elementwise_layout.h"
 #include "switchyard/view/overlap.h"
@@ -116,6 +120,48 @@ struct chain_segment {
         }
     }
 };
+
+// Whether this translation unit runs chains on device d: the CPU always,
+// CUDA under nvcc, WebGPU and Metal where their runners are included.
+constexpr bool lazy_runs_on(device_kind d) noexcept {
+    switch (d) {
+        case device_kind::cpu: return true;
+#if defined(__CUDACC__)
+        case device_kind::cuda: return true;
+#endif
+#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
+        case device_kind::webgpu: return true;
+#endif
+#if defined(SWITCHYARD_HAS_METAL_FOR_EACH)
+        case device_kind::metal: return true;
+#endif
+        default: return false;
+    }
+}
+
+// The dtypes chains run in on device D: shader devices have no bf16 or f64.
+template <device_kind D>
+using lazy_dtypes = std::conditional_t<shader::is_shader_device_v<D>, axis<dtype::f16, dtype::f32>, float_dtype_axis>;
+
+// A dispatch coverage built one device at a time, so that a device adds one
+// entry instead of doubling an #if ladder: coverage_list<S...> + maybe<On, P>
+// appends P when On. Declarations only, evaluated in decltype: one fold, no
+// recursion.
+template <bool On, typename P>
+struct maybe {};
+template <typename... S>
+struct coverage_list {
+    using type = coverage<S...>;
+};
+template <typename... S, typename P>
+coverage_list<S..., P> operator+(coverage_list<S...>, maybe<true, P>);
+template <typename... S, typename P>
+coverage_list<S...> operator+(coverage_list<S...>, maybe<false, P>);
+
+// The points of devices D... that this translation unit runs chains on.
+template <device_kind... D>
+using lazy_coverage =
+    typename decltype((coverage_list<>{} + ... + maybe<lazy_runs_on(D), axes<axis<D>, lazy_dtypes<D>>>{}))::type;
 
 }  // namespace detail
 
@@ -243,6 +289,9 @@ private:
 #if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
             case device_kind::webgpu: return make_device_array<device_kind::webgpu>(like, "lazy result");
 #endif
+#if defined(SWITCHYARD_HAS_METAL_FOR_EACH)
+            case device_kind::metal: return make_device_array<device_kind::metal>(like, "lazy result");
+#endif
             default:
                 throw std::invalid_argument(std::string("lazy chain: no memory for results on device ") +
                                             std::string(to_string(source_.device)) + " in this build");
@@ -334,6 +383,13 @@ private:
             if (bound < operands) operands = bound;
         }
 #endif
+#if defined(SWITCHYARD_HAS_METAL_FOR_EACH)
+        if constexpr (tag_device_v<Tag> == device_kind::metal) {
+            // The stage's buffers less the uniforms' (views' sizes and host scalars).
+            std::size_t const bound = metal_device::max_buffers_per_stage - 1;
+            if (bound < operands) operands = bound;
+        }
+#endif
         return operands > 2 ? operands - 2 : 0;
     }
 
@@ -356,19 +412,9 @@ public:
             chain.run(tag, out, mode);
         }
 
-        using space = axes<axis<device_kind::cpu, device_kind::cuda, device_kind::webgpu>, float_dtype_axis>;
-        using cpu_points = axes<axis<device_kind::cpu>, float_dtype_axis>;
-        using cuda_points = axes<axis<device_kind::cuda>, float_dtype_axis>;
-        using webgpu_points = axes<axis<device_kind::webgpu>, axis<dtype::f16, dtype::f32>>;
-#if defined(__CUDACC__) && defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-        using subspaces = coverage<cpu_points, cuda_points, webgpu_points>;
-#elif defined(__CUDACC__)
-        using subspaces = coverage<cpu_points, cuda_points>;
-#elif defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-        using subspaces = coverage<cpu_points, webgpu_points>;
-#else
-        using subspaces = coverage<cpu_points>;
-#endif
+        using space = axes<full_device_axis, float_dtype_axis>;
+        using subspaces =
+            detail::lazy_coverage<device_kind::cpu, device_kind::cuda, device_kind::webgpu, device_kind::metal>;
         using dispatcher = dispatch_table<space, void(lazy_chain const&, strided_ref const&, fusion)>;
     };
 
@@ -547,7 +593,9 @@ public:
             r.chain_.reduce_into(tag, out, r.over_, r.combine_);
         }
         using space = typename Chain::runner::space;
-        using subspaces = typename Chain::runner::subspaces;
+        // Not Metal, which runs no reductions yet (reduce.h): a Metal chain's
+        // reduction is refused by the table, naming the device.
+        using subspaces = detail::lazy_coverage<device_kind::cpu, device_kind::cuda, device_kind::webgpu>;
         using dispatcher = dispatch_table<space, void(lazy_reduction const&, strided_ref const&)>;
     };
 
