@@ -593,9 +593,8 @@ public:
             r.chain_.reduce_into(tag, out, r.over_, r.combine_);
         }
         using space = typename Chain::runner::space;
-        // Not Metal, which runs no reductions yet (reduce.h): a Metal chain's
-        // reduction is refused by the table, naming the device.
-        using subspaces = detail::lazy_coverage<device_kind::cpu, device_kind::cuda, device_kind::webgpu>;
+        using subspaces =
+            detail::lazy_coverage<device_kind::cpu, device_kind::cuda, device_kind::webgpu, device_kind::metal>;
         using dispatcher = dispatch_table<space, void(lazy_reduction const&, strided_ref const&)>;
     };
 
