@@ -701,6 +701,60 @@ TEST_CASE("metal: transform_rows (softmax, as separate calls) matches the CPU", 
     }
 }
 
+TEST_CASE("metal: bf16 (MSL 3.1's bfloat) computes in float and rounds once", "[msl][metal][bf16]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        auto const metal = device_kind::metal;
+        using metal_bf16 = sy::tag<device_kind::metal, dtype::bf16>;
+        using cpu_bf16 = sy::tag<device_kind::cpu, dtype::bf16>;
+        std::int64_t const rows = 48, cols = 300;
+        std::vector<sy::bfloat16> x(static_cast<std::size_t>(rows * cols));
+        for (std::size_t k = 0; k < x.size(); ++k) x[k] = sy::bfloat16(6.0f * std::sin(0.013f * static_cast<float>(k)));
+        void* const dx = d.upload(x);
+        void* const dout = d.device.alloc(x.size() * sizeof(sy::bfloat16));
+        auto const softplus = [](auto v) { return sy::softplus(v) * 0.5f; };
+        // Contiguous (four values a thread, bfloat4) and transposed (one).
+        for (bool transposed : {false, true}) {
+            INFO((transposed ? "transposed" : "contiguous"));
+            std::int64_t const sizes[] = {transposed ? cols : rows, transposed ? rows : cols};
+            std::int64_t const strides[] = {transposed ? 1 : cols, transposed ? cols : 1};
+            sy::transform(metal_bf16{}, sy::strided_ref::make(dout, dtype::bf16, metal, sizes, strides, 2, "out"),
+                          softplus, sy::strided_ref::make(dx, dtype::bf16, metal, sizes, strides, 2, "x"));
+            std::vector<sy::bfloat16> want(x.size());
+            sy::transform(
+                cpu_bf16{}, sy::strided_ref::make(want.data(), dtype::bf16, device_kind::cpu, sizes, strides, 2, "out"),
+                softplus, sy::strided_ref::make(x.data(), dtype::bf16, device_kind::cpu, sizes, strides, 2, "x"));
+            std::vector<sy::bfloat16> const got = d.read<sy::bfloat16>(dout, x.size());
+            // Float results within 2 ulp of float round to the same bf16 or a neighbour.
+            int worst = 0;
+            for (std::size_t k = 0; k < x.size(); ++k) {
+                std::uint16_t a, b;
+                std::memcpy(&a, &got[k], 2);
+                std::memcpy(&b, &want[k], 2);
+                worst = std::max(worst, std::abs(int(a) - int(b)));
+            }
+            CHECK(worst <= 1);
+        }
+        // Reductions accumulate bf16 in f32, across passes too.
+        std::int64_t const length = 9000;
+        std::vector<sy::bfloat16> tenths(static_cast<std::size_t>(3 * length), sy::bfloat16(0.1f));
+        void* const dt = d.upload(tenths);
+        sy::reduce(metal_bf16{}, sy::strided_ref::contiguous(dout, dtype::bf16, metal, {3}, "out"), sy::dims{1},
+                   sy::sum, sy::strided_ref::contiguous(dt, dtype::bf16, metal, {3, length}, "x"));
+        float const want_sum = float(sy::bfloat16(float(length) * float(sy::bfloat16(0.1f))));
+        for (sy::bfloat16 v : d.read<sy::bfloat16>(dout, 3)) CHECK(float(v) == want_sum);
+        // A lazy chain in bf16: computes in float, rounds once at the store.
+        auto const xs = sy::strided_ref::contiguous(dx, dtype::bf16, metal, {rows, cols}, "x");
+        std::vector<sy::bfloat16> const chained = sy::lazy(xs).sub(1.0f).div(4.0f).relu().to_host<sy::bfloat16>();
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < x.size(); ++k)
+            wrong += float(chained[k]) != float(sy::bfloat16(std::max((float(x[k]) - 1.0f) / 4.0f, 0.0f)));
+        CHECK(wrong == 0);
+        for (void* p : {dx, dout, dt}) d.device.free(p);
+    }
+}
+
 TEST_CASE("metal: a metal_device where Metal is not available says so", "[msl][metal]") {
     CHECK_THROWS_WITH(sy::metal_device{}, Catch::Contains("metal: Metal is not available on this system"));
 }

@@ -143,6 +143,8 @@ public:
 
     // Every Apple GPU has half.
     bool has_f16() const noexcept { return true; }
+    // MSL 3.1's bfloat (macOS 14, iOS 17 and later).
+    bool has_bf16() const noexcept { return true; }
     metal_counters counters() const { return live().counters; }
 
     // The pipeline for `msl`'s function `entry`, compiled on first request and

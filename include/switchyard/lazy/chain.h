@@ -139,9 +139,12 @@ constexpr bool lazy_runs_on(device_kind d) noexcept {
     }
 }
 
-// The dtypes chains run in on device D: shader devices have no bf16 or f64.
+// The dtypes chains run in on device D: shader devices have no f64, and
+// WebGPU no bf16.
 template <device_kind D>
-using lazy_dtypes = std::conditional_t<shader::is_shader_device_v<D>, axis<dtype::f16, dtype::f32>, float_dtype_axis>;
+using lazy_dtypes = std::conditional_t<
+    D == device_kind::metal, axis<dtype::f16, dtype::bf16, dtype::f32>,
+    std::conditional_t<shader::is_shader_device_v<D>, axis<dtype::f16, dtype::f32>, float_dtype_axis>>;
 
 // A dispatch coverage built one device at a time, so that a device adds one
 // entry instead of doubling an #if ladder: coverage_list<S...> + maybe<On, P>

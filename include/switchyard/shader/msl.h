@@ -40,6 +40,7 @@ inline char const* msl_type(scalar s) {
     switch (s) {
         case scalar::f32: return "float";
         case scalar::f16: return "half";
+        case scalar::bf16: return "bfloat";  // MSL 3.1
         case scalar::i32: return "int";
         case scalar::u32: return "uint";
         case scalar::boolean: return "bool";
@@ -174,6 +175,7 @@ inline std::string msl_expression(trace const& t, node const& nd, std::string co
             switch (nd.type) {
                 case scalar::f32: expr = concat("as_type<float>(", w, ")"); break;
                 case scalar::f16: expr = concat("half(as_type<float>(", w, "))"); break;
+                case scalar::bf16: expr = concat("bfloat(as_type<float>(", w, "))"); break;
                 case scalar::i32: expr = concat("as_type<int>(", w, ")"); break;
                 case scalar::boolean: expr = concat("(", w, " != 0u)"); break;
                 default: expr = w; break;

@@ -25,8 +25,8 @@ namespace switchyard::shader {
 inline constexpr std::int64_t index_placeholders[] = {0x5EED123456789ABBll, -0x2BADCAFE00000011ll, 0, 1, 2, 3};
 
 template <typename Tag, typename F>
-trace trace_kernel(char const* device, Tag tag, F const& f, std::int64_t index_value, bool has_f16) {
-    trace t(device, index_value, has_f16);
+trace trace_kernel(char const* device, Tag tag, F const& f, std::int64_t index_value, bool has_f16, bool has_bf16) {
+    trace t(device, index_value, has_f16, has_bf16);
     trace_scope const scope(t);
     f(tag, index_value);
     return t;
@@ -40,15 +40,15 @@ struct traced_kernel {
 
 // emit(trace, lanes) -> shader_program is the device's emitter.
 template <typename Tag, typename F, typename Emit>
-traced_kernel trace_and_emit(char const* device, Tag tag, F const& f, std::int64_t count, bool has_f16,
+traced_kernel trace_and_emit(char const* device, Tag tag, F const& f, std::int64_t count, bool has_f16, bool has_bf16,
                              Emit const& emit) {
-    trace t = trace_kernel(device, tag, f, index_placeholders[0], has_f16);
+    trace t = trace_kernel(device, tag, f, index_placeholders[0], has_f16, has_bf16);
     std::uint32_t const lanes = count % 4 == 0 && vectorizable(t) ? 4 : 1;
     shader_program program = emit(t, lanes);
     static std::atomic<bool> index_use_checked{false};
     if (!index_use_checked.load(std::memory_order_relaxed)) {
         for (std::size_t k = 1; k < std::size(index_placeholders); ++k) {
-            trace const other = trace_kernel(device, tag, f, index_placeholders[k], has_f16);
+            trace const other = trace_kernel(device, tag, f, index_placeholders[k], has_f16, has_bf16);
             if (other.ambiguous()) continue;  // a tensor coordinate equal to a small placeholder
             shader_program const again = emit(other, lanes);
             if (again.uniforms != program.uniforms || again.text != program.text)

@@ -11,15 +11,15 @@
 // result's bits, depend only on the shape. Every pass is recorded by the
 // device: nothing is submitted until sync() or a readback.
 //
-// Dtypes: f32, i32, and f16 where the device computes in it (accumulated in
-// f32, partials too). Refused, naming the op, the device and the operand:
+// Dtypes: f32, i32, f16 where the device computes in it, and bf16 where it
+// has it (Metal) (both accumulated in f32, partials too). Refused, naming the op, the device and the operand:
 // other dtypes, an operand that is not a live buffer of the current device,
 // a negative stride, and more elements or blocks than 32-bit indices reach.
 // An empty reduction binds only its output and writes the identity. min and
 // max propagate NaN as far as the shader compiler keeps `a != a`.
 //
 // The device adapter gives: name (char const*), guard (its device_guard's
-// name), has_f16(), owns(p), alloc(bytes), free(p), and
+// name), has_f16(), has_bf16(), owns(p), alloc(bytes), free(p), and
 // run(text, bindings, words, groups), which records one dispatch of
 // `groups` workgroups. Syntax spells the kernel (shader/reduction_kernel.h)
 // and functions: simple_function(name, arguments, type, expression) and
@@ -72,13 +72,13 @@ constexpr char const* builtin_combine_expression() {
 // sy_combine: a built-in combine's text, or a user's combine traced on two
 // arguments. Its uniform words are appended to `words`.
 template <typename Syntax, typename Acc, typename Combine>
-std::string combine_function(char const* device, Combine const& combine, bool has_f16,
+std::string combine_function(char const* device, Combine const& combine, bool has_f16, bool has_bf16,
                              std::vector<std::uint32_t>& words, std::vector<std::string>& helpers, bool& uses_f16_out) {
     if constexpr (builtin_combine_v<Combine>) {
         return Syntax::simple_function("sy_combine", 2, scalar_of<Acc>, builtin_combine_expression<Combine>());
     } else {
         using V = value<Acc>;
-        trace t(device, 0, has_f16);
+        trace t(device, 0, has_f16, has_bf16);
         std::int32_t result = -1;
         {
             trace_scope const scope(t);
@@ -128,8 +128,8 @@ void run_reduction_pass(Device& device, reduction_pass const& pass, std::string 
     // The map's words follow the layout; its emitter numbered them so.
     words.insert(words.end(), map_uniforms.begin(), map_uniforms.end());
     bool combine_f16 = false;
-    std::string const combine_text =
-        combine_function<Syntax, Acc>(device.name, combine, device.has_f16(), words, helpers, combine_f16);
+    std::string const combine_text = combine_function<Syntax, Acc>(device.name, combine, device.has_f16(),
+                                                                   device.has_bf16(), words, helpers, combine_f16);
 
     std::int64_t const partial_count = pass.kept_numel * splits;
     void* partials = nullptr;
@@ -198,13 +198,15 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
         throw std::invalid_argument(std::string(op) + " on " + device.name + ": " + what);
     };
     constexpr scalar stored = scalar_of<S>;
-    if constexpr (stored != scalar::f32 && stored != scalar::f16 && stored != scalar::i32) {
+    if constexpr (stored != scalar::f32 && stored != scalar::f16 && stored != scalar::bf16 && stored != scalar::i32) {
         fail("dtype " + std::string(to_string(D)) +
-             " is not supported: shader languages have no 64-bit floats or integers, bf16, or 8/16-bit or bool "
-             "storage (supported: f32, i32, and f16 where the device computes in it)");
+             " is not supported: shader languages have no 64-bit floats or integers, or 8/16-bit or bool "
+             "storage (supported: f32, i32, f16 where the device computes in it, and bf16 on Metal)");
     } else {
         if (stored == scalar::f16 && !device.has_f16())
             fail("dtype f16 needs the adapter feature shader-f16, which this adapter lacks");
+        if (stored == scalar::bf16 && !device.has_bf16())
+            fail("dtype bf16 is not supported: WGSL has no bf16 (Metal has, as MSL 3.1's bfloat)");
         if (layout.kept_numel == 0) return;
         constexpr std::int64_t limit = std::int64_t{1} << 32;
         std::int64_t const blocks = (layout.reduced_numel + reduction_block - 1) / reduction_block;
@@ -273,7 +275,7 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
             map = Syntax::simple_function("sy_map", 0, scalar_of<Acc>, Syntax::type(scalar_of<Acc>) + "(0)");
         } else {
             using V = value<Acc>;
-            trace t(device.name, 0, device.has_f16());
+            trace t(device.name, 0, device.has_f16(), device.has_bf16());
             std::int32_t result = -1;
             {
                 trace_scope const scope(t);

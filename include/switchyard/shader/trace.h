@@ -41,13 +41,15 @@ template <auto Device>
 inline constexpr bool is_shader_device_v =
     core_device_v<Device> == device_kind::webgpu || core_device_v<Device> == device_kind::metal;
 
-// The scalar types shader code has. Everything else (f64, 64-bit and 8/16-bit
-// integers, bf16) is `unsupported` and refused when a trace meets it.
-enum class scalar : std::uint8_t { f32, f16, i32, u32, boolean, unsupported };
+// The scalar types shader code has (bf16 only in MSL). Everything else (f64,
+// 64-bit and 8/16-bit integers) is `unsupported` and refused when a trace
+// meets it.
+enum class scalar : std::uint8_t { f32, f16, bf16, i32, u32, boolean, unsupported };
 
 template <typename T>
 inline constexpr scalar scalar_of = std::is_same_v<T, float>           ? scalar::f32
                                     : std::is_same_v<T, half>          ? scalar::f16
+                                    : std::is_same_v<T, bfloat16>      ? scalar::bf16
                                     : std::is_same_v<T, std::int32_t>  ? scalar::i32
                                     : std::is_same_v<T, std::uint32_t> ? scalar::u32
                                     : std::is_same_v<T, bool>          ? scalar::boolean
@@ -148,8 +150,10 @@ class trace {
 public:
     // `device` names the target in errors; `index_value` is what the kernel
     // receives as its index (views recognise it; see check_index).
-    trace(char const* device, std::int64_t index_value, bool has_f16)
-        : device_(device), index_value_(index_value), has_f16_(has_f16) {
+    // has_f16 / has_bf16: whether the target computes in and stores those
+    // (WebGPU: f16 with the adapter's shader-f16, never bf16; Metal: both).
+    trace(char const* device, std::int64_t index_value, bool has_f16, bool has_bf16 = false)
+        : device_(device), index_value_(index_value), has_f16_(has_f16), has_bf16_(has_bf16) {
         uniforms_.push_back(0);  // word 0: the element count, set at dispatch
     }
 
@@ -221,11 +225,13 @@ public:
     }
 
     bool has_f16() const noexcept { return has_f16_; }
+    bool has_bf16() const noexcept { return has_bf16_; }
 
 private:
     char const* device_;
     std::int64_t index_value_;
     bool has_f16_;
+    bool has_bf16_;
     std::vector<node> nodes_;
     std::vector<binding> bindings_;
     std::vector<std::uint32_t> uniforms_;
@@ -267,20 +273,25 @@ template <typename T>
 void require_supported(trace const& t) {
     if constexpr (scalar_of<T> == scalar::unsupported) {
         throw shader_error(std::string(t.device()) + " does not support dtype " + type_name<T>() +
-                           ": shader languages have no 64-bit floats or integers, bf16, or 8/16-bit integers "
-                           "(supported: f32, i32, u32, bool, and f16 where the adapter has shader-f16)");
+                           ": shader languages have no 64-bit floats or integers, or 8/16-bit integers "
+                           "(supported: f32, i32, u32, bool, f16 where the adapter has shader-f16, and bf16 on "
+                           "Metal)");
     } else if constexpr (scalar_of<T> == scalar::f16) {
         if (!t.has_f16())
             throw shader_error(std::string(t.device()) +
                                ": dtype f16 needs the adapter feature shader-f16, which this adapter lacks");
+    } else if constexpr (scalar_of<T> == scalar::bf16) {
+        if (!t.has_bf16())
+            throw shader_error(std::string(t.device()) +
+                               " does not support dtype bf16: WGSL has no bf16 (Metal has, as MSL 3.1's bfloat)");
     }
 }
 
-// The 32-bit uniform word of a host number (f16 travels as f32).
+// The 32-bit uniform word of a host number (f16 and bf16 travel as f32).
 template <typename T>
 std::uint32_t uniform_word(T v) {
     std::uint32_t word = 0;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
         float const f = static_cast<float>(v);
         std::memcpy(&word, &f, 4);
     } else if constexpr (std::is_same_v<T, bool>) {

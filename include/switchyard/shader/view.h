@@ -7,8 +7,8 @@
 //
 // Shader devices index with 32-bit unsigned integers: a view must span fewer
 // than 2^32 elements and have no negative strides. Dtypes without a shader
-// type (f64, bf16, 64-bit and 8/16-bit integers, bool) are refused here, at
-// dispatch, naming the dtype and device.
+// type (f64, 64-bit and 8/16-bit integers, bool; bf16 except on Metal) are
+// refused here, at dispatch, naming the dtype and device.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +43,12 @@ view_layout make_view_layout(strided_ref const& ref, strided_ref const& laid_out
     auto fail = [&](std::string const& what) {
         throw std::invalid_argument(std::string(view) + ": " + switchyard::detail::ref_label(ref.name) + " " + what);
     };
-    if constexpr (scalar_of<Element> == scalar::unsupported || scalar_of<Element> == scalar::boolean ||
-                  scalar_of<Element> == scalar::u32)
+    constexpr scalar stored = scalar_of<Element>;
+    if (stored == scalar::unsupported || stored == scalar::boolean || stored == scalar::u32 ||
+        (stored == scalar::bf16 && ref.device != device_kind::metal))
         fail("has dtype " + std::string(to_string(ref.type)) + ", which " + std::string(to_string(ref.device)) +
-             " does not support: shader languages have no 64-bit floats or integers, bf16, or 8/16-bit or bool "
-             "storage (supported: f32, i32, and f16 where the adapter has shader-f16)");
+             " does not support: shader languages have no 64-bit floats or integers, or 8/16-bit or bool storage, "
+             "and WGSL no bf16 (supported: f32, i32, f16 where the adapter has shader-f16, and bf16 on Metal)");
     view_layout layout;
     layout.buffer = ref.data;
     layout.name = ref.name;

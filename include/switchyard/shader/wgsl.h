@@ -37,7 +37,7 @@ inline char const* wgsl_type(scalar s) {
     switch (s) {
         case scalar::f32: return "f32";
         case scalar::f16: return "f16";
-        case scalar::i32: return "i32";
+        case scalar::i32: return "i32";  // no bf16: traces for WebGPU refuse it (require_supported)
         case scalar::u32: return "u32";
         case scalar::boolean: return "bool";
         default: return "?";

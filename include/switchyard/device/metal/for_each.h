@@ -35,7 +35,7 @@ void metal_for_each(Tag tag, std::int64_t count, F const& f) {
                                     "; shader devices index with 32 bits (fewer than 2^32 elements)");
     metal_device& device = current_metal_device();
     auto traced =
-        shader::trace_and_emit("metal", tag, f, count, device.has_f16(),
+        shader::trace_and_emit("metal", tag, f, count, device.has_f16(), device.has_bf16(),
                                [](shader::trace const& t, std::uint32_t lanes) { return shader::emit_msl(t, lanes); });
     std::vector<void*> buffers;
     for (std::uint32_t k : traced.program.bindings) {

@@ -1,7 +1,7 @@
 // transform_reduce on Metal: the runner behind switchyard/reduce.h,
 // shader/reduce.h's passes in MSL (shader/msl_reduce.h), each recorded into
 // the current metal_device's open command buffer: nothing runs until sync()
-// or a readback. Dtypes f32, i32 and f16 (accumulated in f32). Included by
+// or a readback. Dtypes f32, i32, f16 and bf16 (accumulated in f32). Included by
 // switchyard/reduce.h when SWITCHYARD_WITH_METAL is defined.
 #pragma once
 
@@ -35,6 +35,7 @@ struct metal_reduction_device {
     char const* guard = "metal_device_guard";
 
     bool has_f16() const { return device.has_f16(); }
+    bool has_bf16() const { return device.has_bf16(); }
     bool owns(void const* p) const { return device.owns(p); }
     void* alloc(std::size_t bytes) { return device.alloc(bytes); }
     void free(void* p) { device.free(p); }

@@ -45,7 +45,7 @@ void webgpu_for_each(Tag tag, std::int64_t count, F const& f) {
                                     "; shader devices index with 32 bits (at most 2^32 - 256 elements)");
     webgpu_device& device = current_webgpu_device();
     auto traced =
-        shader::trace_and_emit("webgpu", tag, f, count, device.has_f16(),
+        shader::trace_and_emit("webgpu", tag, f, count, device.has_f16(), false,
                                [](shader::trace const& t, std::uint32_t lanes) { return shader::emit_wgsl(t, lanes); });
     shader::trace const& t = traced.kernel;
     shader::wgsl_program& program = traced.program;

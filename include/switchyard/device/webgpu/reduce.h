@@ -29,6 +29,7 @@ struct webgpu_reduction_device {
     char const* guard = "webgpu_device_guard";
 
     bool has_f16() const { return device.has_f16(); }
+    bool has_bf16() const { return false; }  // WGSL has none
     bool owns(void const* p) const { return device.owns(p); }
     void* alloc(std::size_t bytes) { return device.alloc(bytes); }
     void free(void* p) { device.free(p); }
