@@ -503,6 +503,22 @@ TEST_CASE("metal: bad input is refused, naming what was wrong", "[msl][metal]") 
     CHECK_THROWS_WITH(sy::transform(
                           metal_f32{}, big_out, [](auto v) { return v; }, big),
                       Catch::Contains("'big'") && Catch::Contains("bytes into a buffer of 256"));
+    // Past the bytes asked for, though inside the pool's size class the
+    // buffer came from: refused too, by kernels, reductions and copies.
+    void* const odd = d.device.alloc(300);
+    CHECK(d.device.capacity(odd) > 300);
+    auto const past = sy::strided_ref::contiguous(odd, dtype::f32, device_kind::metal, {80}, "past");
+    auto const out80 = sy::strided_ref::contiguous(d.device.alloc(320), dtype::f32, device_kind::metal, {80}, "o80");
+    CHECK_THROWS_WITH(sy::transform(
+                          metal_f32{}, out80, [](auto v) { return v; }, past),
+                      Catch::Contains("'past' reaches 320 bytes into a buffer of 300"));
+    CHECK_THROWS_WITH(
+        sy::reduce(metal_f32{}, sy::strided_ref::contiguous(small, dtype::f32, device_kind::metal, {}, "s"),
+                   sy::all_dims, sy::sum, past),
+        Catch::Contains("reduce on metal: 'past' reaches 320 bytes into a buffer of 300"));
+    std::vector<float> back(80);
+    CHECK_THROWS_WITH(d.device.copy_to_host(back.data(), odd, 320),
+                      Catch::Contains("copy_to_host of 320 bytes exceeds the buffer's 300"));
     // f64 has no Metal type.
     using metal_f64 = sy::tag<device_kind::metal, dtype::f64>;
     void* const dd = d.device.alloc(64);

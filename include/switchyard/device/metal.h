@@ -84,6 +84,7 @@ public:
             ++s.counters.buffers_created;
         }
         s.buffers.emplace(buffer, capacity);
+        s.sizes.emplace(buffer, bytes);
         s.counters.live_bytes += capacity;
         if (s.counters.live_bytes > s.counters.peak_live_bytes) s.counters.peak_live_bytes = s.counters.live_bytes;
         return buffer;
@@ -96,6 +97,7 @@ public:
         if (it == s.buffers.end()) throw device_error("metal: free of a pointer this device did not allocate");
         std::uint64_t const capacity = it->second;
         s.buffers.erase(it);
+        s.sizes.erase(p);
         s.counters.live_bytes -= capacity;
         // Recorded work may still use the buffer: it is reused or released
         // only after the next commit.
@@ -161,8 +163,14 @@ public:
     }
     std::size_t cached_pipelines() const { return live().pipelines.size(); }
 
-    // Whether p is a live buffer from this device's alloc, and its capacity.
+    // Whether p is a live buffer from this device's alloc; its size (the
+    // bytes alloc was asked for: what copies and kernels may touch) and its
+    // capacity (the pool's size class it came from).
     bool owns(void const* p) const noexcept { return s_ && s_->buffers.count(const_cast<void*>(p)) != 0; }
+    std::uint64_t size(void const* p) const {
+        auto const it = live().sizes.find(const_cast<void*>(p));
+        return it == live().sizes.end() ? 0 : it->second;
+    }
     std::uint64_t capacity(void const* p) const {
         auto const it = live().buffers.find(const_cast<void*>(p));
         return it == live().buffers.end() ? 0 : it->second;
@@ -192,6 +200,7 @@ private:
     struct state {
         std::unique_ptr<metal_backend> backend;
         std::unordered_map<void*, std::uint64_t> buffers;  // live: capacity
+        std::unordered_map<void*, std::uint64_t> sizes;    // live: the bytes asked for
         pool_type pool;
         std::unordered_map<std::string, void*> pipelines;
         metal_counters counters;
@@ -232,9 +241,10 @@ private:
         if (it == live().buffers.end())
             throw device_error(std::string("metal: ") + call +
                                " with a pointer that is not a live buffer of this device");
-        if (bytes > it->second)
+        std::uint64_t const size = live().sizes.at(buffer);
+        if (bytes > size)
             throw device_error(std::string("metal: ") + call + " of " + std::to_string(bytes) +
-                               " bytes exceeds the buffer's " + std::to_string(it->second));
+                               " bytes exceeds the buffer's " + std::to_string(size));
     }
 
     std::unique_ptr<state> s_;

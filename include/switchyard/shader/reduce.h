@@ -43,10 +43,12 @@
 
 namespace switchyard::shader {
 
-// One storage binding of a pass: a device buffer and the bytes it must cover.
+// One storage binding of a pass: a device buffer, the bytes it must cover,
+// and the operand's name for errors ('x', or "partials").
 struct reduction_binding {
     void* buffer = nullptr;
     std::uint64_t bytes = 0;
+    std::string name;
 };
 
 namespace detail {
@@ -99,6 +101,7 @@ struct reduction_pass {
     std::vector<std::vector<std::int64_t>> kept_strides, reduced_strides;  // [operand][dim]
     std::vector<void*> buffers;                                            // [operand]
     std::vector<std::uint64_t> bytes;                                      // [operand]
+    std::vector<std::string> names;                                        // [operand]
 };
 
 template <typename Syntax, typename Acc, typename Combine, typename Device>
@@ -139,15 +142,15 @@ void run_reduction_pass(Device& device, reduction_pass const& pass, std::string 
     if (shape.to_partials) shape.out_type = r.acc_type;  // partials keep the accumulator's precision
     try {
         std::vector<reduction_binding> bindings;
-        bindings.push_back({pass.buffers[0], pass.bytes[0]});
+        bindings.push_back({pass.buffers[0], pass.bytes[0], pass.names[0]});
         if (shape.to_partials) {
             partials = device.alloc(static_cast<std::size_t>(partial_count) * sizeof(Acc));
-            bindings[0] = {partials, static_cast<std::uint64_t>(partial_count) * sizeof(Acc)};
+            bindings[0] = {partials, static_cast<std::uint64_t>(partial_count) * sizeof(Acc), "partials"};
         }
         for (std::size_t k = 1; k < pass.buffers.size(); ++k) {
             auto const slot = static_cast<std::size_t>(shape.input_slot[k - 1]);
             if (bindings.size() <= slot) bindings.resize(slot + 1);
-            bindings[slot] = {pass.buffers[k], pass.bytes[k]};
+            bindings[slot] = {pass.buffers[k], pass.bytes[k], pass.names[k]};
         }
         std::string const text = emit_reduction<Syntax>(shape, map, combine_text, helpers, words.size());
         device.run(text, bindings, words, static_cast<std::uint64_t>(partial_count));
@@ -176,6 +179,7 @@ void run_reduction_pass(Device& device, reduction_pass const& pass, std::string 
         next.reduced_strides = {{0}, {1}};
         next.buffers = {pass.buffers[0], partials};
         next.bytes = {pass.bytes[0], static_cast<std::uint64_t>(partial_count) * sizeof(Acc)};
+        next.names = {pass.names[0], "partials"};
         run_reduction_pass<Syntax, Acc>(device, next, Syntax::simple_function("sy_map", 1, r.acc_type, "a0"), combine,
                                         {}, {});
     } catch (...) {
@@ -252,6 +256,7 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
             pass.reduced_strides.emplace_back(layout.reduced_strides[k],
                                               layout.reduced_strides[k] + layout.reduced_rank);
             pass.buffers.push_back(layout.data[k]);
+            pass.names.push_back(name);
             std::uint64_t const bytes = static_cast<std::uint64_t>(extent) * sizeof(S);
             pass.bytes.push_back(bytes > 4 ? bytes : 4);
             if (k == 0) continue;

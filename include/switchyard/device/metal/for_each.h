@@ -47,10 +47,10 @@ void metal_for_each(Tag tag, std::int64_t count, F const& f) {
         if (b.elements < count)
             throw std::invalid_argument("for_each on metal: count is " + std::to_string(count) + " but '" + b.name +
                                         "' has " + std::to_string(b.elements) + " elements");
-        if (b.bytes > device.capacity(b.buffer))
+        if (b.bytes > device.size(b.buffer))
             throw std::invalid_argument(std::string("for_each on metal: '") + b.name + "' reaches " +
                                         std::to_string(b.bytes) + " bytes into a buffer of " +
-                                        std::to_string(device.capacity(b.buffer)));
+                                        std::to_string(device.size(b.buffer)));
         buffers.push_back(const_cast<void*>(b.buffer));
     }
     std::vector<std::uint32_t>& words = traced.program.uniforms;

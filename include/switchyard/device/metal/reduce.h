@@ -31,6 +31,7 @@ static_assert(metal_backend::threadgroup_size == shader::reduction_group_size,
 
 struct metal_reduction_device {
     metal_device& device;
+    char const* op;
     char const* name = "metal";
     char const* guard = "metal_device_guard";
 
@@ -43,9 +44,10 @@ struct metal_reduction_device {
              std::vector<std::uint32_t> words, std::uint64_t groups) {
         std::vector<void*> buffers;
         for (auto const& b : bindings) {
-            if (b.bytes > device.capacity(b.buffer))
-                throw std::invalid_argument("reduce on metal: an operand reaches " + std::to_string(b.bytes) +
-                                            " bytes into a buffer of " + std::to_string(device.capacity(b.buffer)));
+            if (b.bytes > device.size(b.buffer))
+                throw std::invalid_argument(std::string(op) + " on metal: " + b.name + " reaches " +
+                                            std::to_string(b.bytes) + " bytes into a buffer of " +
+                                            std::to_string(device.size(b.buffer)));
             buffers.push_back(b.buffer);
         }
         words.resize((words.size() + 3) / 4 * 4);  // whole uint4s, as the kernel declares them
@@ -57,7 +59,7 @@ struct metal_reduction_device {
 template <dtype D, int NIn, typename Combine, typename F>
 void metal_transform_reduce(char const* op, Combine const& combine, F const& f, reduction_layout const& layout,
                             strided_ref const& out_ref, strided_ref const* ins) {
-    metal_reduction_device device{current_metal_device()};
+    metal_reduction_device device{current_metal_device(), op};
     shader::run_transform_reduce<D, NIn, shader::detail::msl_reduction_syntax>(device, op, combine, f, layout, out_ref,
                                                                                ins);
 }
