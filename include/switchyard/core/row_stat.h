@@ -18,8 +18,9 @@
 // e = exp(x - max) as the sum folded it, not a second exp. The CPU keeps
 // those values from the statistic's pass (device/cpu/transform_rows.h: in
 // the output row or a per-task buffer), CUDA in shared memory for the rows
-// its kernel holds in registers; otherwise they are computed again where f
-// runs (values_recomputed below), which gives the same values.
+// its kernel holds in registers, up to 32 KiB of values a block; otherwise
+// they are computed again where f runs (values_recomputed below), which
+// gives the same values.
 #pragma once
 
 #include <cstddef>

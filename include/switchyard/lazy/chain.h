@@ -19,8 +19,7 @@
 // by its own layout on every device (CUDA's 16-byte loads, WebGPU's vec4).
 // On WebGPU and Metal the kernel is traced into one shader, recorded into
 // the device's open encoder or command buffer (nothing is submitted until
-// sync() or a readback). A chain ending in a reduction does not run on
-// Metal yet (reduce.h has no Metal runner).
+// sync() or a readback).
 //
 // One kernel reads at most 14 arrays (transform's 16 operands, less x and
 // out). A chain with more runs as several kernels, each as many whole steps
@@ -139,6 +138,25 @@ constexpr bool lazy_runs_on(device_kind d) noexcept {
     }
 }
 
+// Whether this translation unit runs a chain's reduction on device d: the
+// CPU always, CUDA under nvcc, WebGPU and Metal where their reductions are
+// included.
+constexpr bool lazy_reduces_on(device_kind d) noexcept {
+    switch (d) {
+        case device_kind::cpu: return true;
+#if defined(__CUDACC__)
+        case device_kind::cuda: return true;
+#endif
+#if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
+        case device_kind::webgpu: return true;
+#endif
+#if defined(SWITCHYARD_HAS_METAL_REDUCE)
+        case device_kind::metal: return true;
+#endif
+        default: return false;
+    }
+}
+
 // The dtypes chains run in on device D: shader devices have no f64, and
 // WebGPU no bf16.
 template <device_kind D>
@@ -161,10 +179,10 @@ coverage_list<S..., P> operator+(coverage_list<S...>, maybe<true, P>);
 template <typename... S, typename P>
 coverage_list<S...> operator+(coverage_list<S...>, maybe<false, P>);
 
-// The points of devices D... that this translation unit runs chains on.
-template <device_kind... D>
+// The points of devices D... where runs_on(d) holds.
+template <bool (*RunsOn)(device_kind) noexcept, device_kind... D>
 using lazy_coverage =
-    typename decltype((coverage_list<>{} + ... + maybe<lazy_runs_on(D), axes<axis<D>, lazy_dtypes<D>>>{}))::type;
+    typename decltype((coverage_list<>{} + ... + maybe<RunsOn(D), axes<axis<D>, lazy_dtypes<D>>>{}))::type;
 
 }  // namespace detail
 
@@ -416,8 +434,8 @@ public:
         }
 
         using space = axes<full_device_axis, float_dtype_axis>;
-        using subspaces =
-            detail::lazy_coverage<device_kind::cpu, device_kind::cuda, device_kind::webgpu, device_kind::metal>;
+        using subspaces = detail::lazy_coverage<detail::lazy_runs_on, device_kind::cpu, device_kind::cuda,
+                                                device_kind::webgpu, device_kind::metal>;
         using dispatcher = dispatch_table<space, void(lazy_chain const&, strided_ref const&, fusion)>;
     };
 
@@ -596,8 +614,8 @@ public:
             r.chain_.reduce_into(tag, out, r.over_, r.combine_);
         }
         using space = typename Chain::runner::space;
-        using subspaces =
-            detail::lazy_coverage<device_kind::cpu, device_kind::cuda, device_kind::webgpu, device_kind::metal>;
+        using subspaces = detail::lazy_coverage<detail::lazy_reduces_on, device_kind::cpu, device_kind::cuda,
+                                                device_kind::webgpu, device_kind::metal>;
         using dispatcher = dispatch_table<space, void(lazy_reduction const&, strided_ref const&)>;
     };
 

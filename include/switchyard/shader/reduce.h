@@ -208,7 +208,9 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
              "storage (supported: f32, i32, f16 where the device computes in it, and bf16 on Metal)");
     } else {
         if (stored == scalar::f16 && !device.has_f16())
-            fail("dtype f16 needs the adapter feature shader-f16, which this adapter lacks");
+            fail(
+                "dtype f16 needs shader-f16 support, which this device lacks (a WebGPU adapter without the "
+                "shader-f16 feature)");
         if (stored == scalar::bf16 && !device.has_bf16())
             fail("dtype bf16 is not supported: WGSL has no bf16 (Metal has, as MSL 3.1's bfloat)");
         if (layout.kept_numel == 0) return;

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "switchyard/shader/reduction_shape.h"
-#include "switchyard/shader/wgsl.h"
+#include "switchyard/shader/text.h"
 
 namespace switchyard::shader::detail {
 

@@ -287,6 +287,14 @@ void require_supported(trace const& t) {
     }
 }
 
+// Whether any node of the trace computes in f16 (a WGSL shader then needs
+// `enable f16;`).
+inline bool uses_f16(trace const& t) {
+    for (node const& nd : t.nodes())
+        if (nd.type == scalar::f16) return true;
+    return false;
+}
+
 // The 32-bit uniform word of a host number (f16 and bf16 travel as f32).
 template <typename T>
 std::uint32_t uniform_word(T v) {

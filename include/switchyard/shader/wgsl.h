@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/shader/text.h"
 #include "switchyard/shader/trace.h"
 
 namespace switchyard::shader {
@@ -268,18 +269,6 @@ inline char const* binary_operator(op code) {
         case op::bit_xor: return "^";
         default: return nullptr;
     }
-}
-
-// The parts appended in order. The emitter builds text with this wherever a
-// temporary string would follow: "text" + std::string&& (and string&& +
-// string&&) insert at the front of the temporary, and g++ 12 at -O3 reports
-// a false -Wrestrict for that insert (GCC PR 105329) in every user TU that
-// emits a shader. Appending does not trip it.
-template <typename... Parts>
-std::string concat(Parts const&... parts) {
-    std::string s;
-    (s += ... += parts);
-    return s;
 }
 
 inline std::string uniform_word(std::uint32_t slot) {
@@ -530,13 +519,6 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
     return program;
 }
 
-// Whether any node of the trace computes in f16 (the shader then needs
-// `enable f16;`).
-inline bool uses_f16(trace const& t) {
-    for (node const& nd : t.nodes())
-        if (nd.type == scalar::f16) return true;
-    return false;
-}
 
 namespace detail {
 

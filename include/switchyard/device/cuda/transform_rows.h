@@ -11,16 +11,19 @@
 // store) runs from there, so the row is read from memory once; a longer row
 // is read again by each pass (from L2 when it fits there). A statistic
 // marked with_values() keeps its map's values in shared memory when the row
-// is resident (in the compute type, as f receives them; each thread its
-// own, so no barrier), and f's pass reads them there; a longer row computes
-// them again where f runs.
+// is resident and they fit 32 KiB a block (cuda_rows_keeps_values; in the
+// compute type, as f receives them; each thread its own, so no barrier),
+// and f's pass reads them there; otherwise f's pass computes them again.
 // Throughput follows the rows in flight per SM, so the kernel's registers
 // are capped to fit six blocks where a row's values allow it.
 //
 // A statistic is folded by each thread over its values in order, then
 // across each warp by shuffles, then every thread folds the warps' values in
 // warp order (cuda_block_all_fold): an order fixed by the row's length, so
-// results are bitwise the same run to run, whatever the GPU.
+// results are bitwise the same run to run, whatever the GPU; except that
+// float amax and amin on sm_80 and later are the hardware's NaN-propagating
+// max and min, which order -0 below +0 and return the canonical NaN, where
+// the portable combine keeps the first zero or NaN it meets.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -151,6 +154,8 @@ __device__ __forceinline__ void cuda_rows_load(P const& p, S const* const* in, b
             }
         }
     } else {
+#pragma unroll
+        for (int k = 0; k < NIn; ++k) values[k] = {};  // set() merges into whole words
 #pragma unroll
         for (int e = 0; e < L; ++e)
             if (first + e < p.row_size)
@@ -366,11 +371,10 @@ void cuda_transform_rows(Stats const& stats, F const& f, row_layout const& layou
     auto const grid_for = [](std::int64_t blocks) {
         return static_cast<unsigned>(blocks < cuda_max_grid ? blocks : cuda_max_grid);
     };
-    if (layout.row_size <= resident_chunks * L * threads) {
-        auto const kernel = cuda_rows_kernel<D, S, C, NIn, true, Stats, F>;
-        kernel<<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
-    } else
-        cuda_rows_kernel<D, S, C, NIn, false><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
+    if (layout.row_size <= resident_chunks * L * threads)
+        cuda_rows_kernel<D, S, C, NIn, true, Stats, F><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
+    else
+        cuda_rows_kernel<D, S, C, NIn, false, Stats, F><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
     cuda_check(cudaGetLastError(), "transform_rows kernel launch", where);
 }
 

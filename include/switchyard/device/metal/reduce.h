@@ -42,6 +42,12 @@ struct metal_reduction_device {
     void free(void* p) { device.free(p); }
     void run(std::string const& text, std::vector<shader::reduction_binding> const& bindings,
              std::vector<std::uint32_t> words, std::uint64_t groups) {
+        // Thread positions are 32-bit: 2^24 threadgroups of 256 at most.
+        constexpr std::uint64_t max_groups = (std::uint64_t{1} << 32) / shader::reduction_group_size;
+        if (groups >= max_groups)
+            throw std::invalid_argument(std::string(op) + " on metal: the reduction needs " + std::to_string(groups) +
+                                        " threadgroups; Metal's 32-bit thread positions reach fewer than " +
+                                        std::to_string(max_groups) + " (fewer outputs, or fewer blocks each)");
         std::vector<void*> buffers;
         for (auto const& b : bindings) {
             if (b.bytes > device.size(b.buffer))
