@@ -1,6 +1,7 @@
-// Tests of the parallel layer: both thread pools (every case runs for
-// broadcast_pool and work_stealing_pool), the grain model, the Chase-Lev
-// deque, parallel_for on the default pool and SWITCHYARD_NUM_THREADS parsing.
+// Tests of the parallel layer: the pools (most cases run for broadcast_pool,
+// work_stealing_pool and a team_pool lent std::threads), the grain model,
+// the Chase-Lev deque, team scopes, parallel_for on the default pool and
+// SWITCHYARD_NUM_THREADS parsing.
 // Correctness only: performance is bench/fork_join.cpp's job.
 #include <switchyard/parallel.h>
 
@@ -81,6 +82,21 @@ struct chunk_log {
     }
 };
 
+// A team_pool whose team is std::threads started for each job: a stand-in
+// for a runtime that lends its threads (the torch adapter lends PyTorch's).
+class thread_team : public team_pool {
+public:
+    explicit thread_team(std::size_t threads = hardware_threads()) : team_pool(threads, &run) {}
+
+private:
+    static void run(void*, detail::job_base& job, std::size_t n) {
+        std::vector<std::thread> members;
+        for (std::size_t slot = 1; slot < n; ++slot) members.emplace_back([&job, slot] { job.work(job, slot); });
+        job.work(job, 0);
+        for (auto& t : members) t.join();
+    }
+};
+
 struct boom : std::runtime_error {
     explicit boom(int i) : std::runtime_error("boom " + std::to_string(i)), id(i) {}
     int id;
@@ -90,7 +106,8 @@ struct boom : std::runtime_error {
 
 // ---------------------------------------------------------------- ranges ----
 
-TEMPLATE_TEST_CASE("parallel_for: an empty range calls nothing", "[parallel]", broadcast_pool, work_stealing_pool) {
+TEMPLATE_TEST_CASE("parallel_for: an empty range calls nothing", "[parallel]", broadcast_pool, work_stealing_pool,
+                   thread_team) {
     for (std::size_t threads : {1, 2, 3, 8}) {
         TestType pool(threads);
         std::atomic<int> calls{0};
@@ -103,7 +120,8 @@ TEMPLATE_TEST_CASE("parallel_for: an empty range calls nothing", "[parallel]", b
     }
 }
 
-TEMPLATE_TEST_CASE("parallel_for: one element is one call", "[parallel]", broadcast_pool, work_stealing_pool) {
+TEMPLATE_TEST_CASE("parallel_for: one element is one call", "[parallel]", broadcast_pool, work_stealing_pool,
+                   thread_team) {
     for (std::size_t threads : {1, 2, 3, 8}) {
         TestType pool(threads);
         for (std::int64_t grain : {i64_min, std::int64_t{-1}, std::int64_t{0}, std::int64_t{1}, i64_max}) {
@@ -116,7 +134,7 @@ TEMPLATE_TEST_CASE("parallel_for: one element is one call", "[parallel]", broadc
 }
 
 TEMPLATE_TEST_CASE("parallel_for: grain edge cases cover the range exactly once", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     TestType pool(3);
     std::int64_t const n = 10007;
     for (std::int64_t grain : {i64_min, std::int64_t{-7}, std::int64_t{-1}, std::int64_t{0}, std::int64_t{1},
@@ -139,7 +157,7 @@ TEMPLATE_TEST_CASE("parallel_for: grain edge cases cover the range exactly once"
 }
 
 TEMPLATE_TEST_CASE("parallel_for: every index exactly once over ranges, grains and thread counts", "[parallel]",
-                   broadcast_pool, work_stealing_pool) {
+                   broadcast_pool, work_stealing_pool, thread_team) {
     for (std::size_t threads : {1, 2, 3, 8}) {
         TestType pool(threads);
         CHECK(pool.num_threads() == threads);
@@ -157,7 +175,8 @@ TEMPLATE_TEST_CASE("parallel_for: every index exactly once over ranges, grains a
     }
 }
 
-TEMPLATE_TEST_CASE("parallel_for: chunk sizes follow the grain", "[parallel]", broadcast_pool, work_stealing_pool) {
+TEMPLATE_TEST_CASE("parallel_for: chunk sizes follow the grain", "[parallel]", broadcast_pool, work_stealing_pool,
+                   thread_team) {
     TestType pool(4);
     for (std::int64_t grain : {1, 3, 10, 333}) {
         chunk_log log;
@@ -175,7 +194,7 @@ TEMPLATE_TEST_CASE("parallel_for: chunk sizes follow the grain", "[parallel]", b
 }
 
 TEMPLATE_TEST_CASE("parallel_for: ranges near the ends of int64 do not overflow", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     TestType pool(3);
     struct range {
         std::int64_t begin, end, grain;
@@ -194,7 +213,7 @@ TEMPLATE_TEST_CASE("parallel_for: ranges near the ends of int64 do not overflow"
 // ------------------------------------------------------------ exceptions ----
 
 TEMPLATE_TEST_CASE("parallel_for: the first exception is rethrown with its type", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     for (std::size_t threads : {1, 2, 3, 8}) {
         TestType pool(threads);
         // One chunk throws: that exception, whichever thread ran it.
@@ -221,7 +240,7 @@ TEMPLATE_TEST_CASE("parallel_for: the first exception is rethrown with its type"
 }
 
 TEMPLATE_TEST_CASE("parallel_for: chunks after an exception are not started", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     for (std::size_t threads : {1, 2, 3, 8}) {
         TestType pool(threads);
         for (int rep = 0; rep < 20; ++rep) {
@@ -254,7 +273,7 @@ TEMPLATE_TEST_CASE("parallel_for: chunks after an exception are not started", "[
 }
 
 TEMPLATE_TEST_CASE("parallel_for: exceptions on inline paths propagate", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     TestType one(1);
     CHECK_THROWS_AS(one.parallel_for(0, 100, 1, [](std::int64_t, std::int64_t) { throw boom(1); }), boom);
     TestType pool(2);
@@ -276,7 +295,7 @@ TEMPLATE_TEST_CASE("parallel_for: exceptions on inline paths propagate", "[paral
 // ------------------------------------------------------------- nesting ----
 
 TEMPLATE_TEST_CASE("parallel_for: nested calls run inline and are correct", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     TestType pool(3);
     broadcast_pool other_b(2);
     work_stealing_pool other_w(2);
@@ -322,7 +341,7 @@ TEMPLATE_TEST_CASE("parallel_for: 100000 back-to-back small jobs", "[parallel]",
 }
 
 TEMPLATE_TEST_CASE("parallel_for: concurrent callers from several threads", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     for (std::size_t threads : {1, 2, 3}) {
         TestType pool(threads);
         std::atomic<int> bad{0};
@@ -351,7 +370,8 @@ TEMPLATE_TEST_CASE("parallel_for: concurrent callers from several threads", "[pa
     }
 }
 
-TEMPLATE_TEST_CASE("thread_pool: construction and destruction", "[parallel]", broadcast_pool, work_stealing_pool) {
+TEMPLATE_TEST_CASE("thread_pool: construction and destruction", "[parallel]", broadcast_pool, work_stealing_pool,
+                   thread_team) {
     CHECK_THROWS_AS(TestType(0), std::invalid_argument);
     CHECK(TestType().num_threads() == hardware_threads());
     static_assert(!std::is_copy_constructible_v<TestType> && !std::is_copy_assignable_v<TestType>);
@@ -367,7 +387,7 @@ TEMPLATE_TEST_CASE("thread_pool: construction and destruction", "[parallel]", br
     }
 }
 
-TEMPLATE_TEST_CASE("parallel_for: workers take part", "[parallel]", broadcast_pool, work_stealing_pool) {
+TEMPLATE_TEST_CASE("parallel_for: workers take part", "[parallel]", broadcast_pool, work_stealing_pool, thread_team) {
     // Chunks that wait for each other only finish if two threads run them.
     TestType pool(2);
     bool both = false;
@@ -462,7 +482,7 @@ TEST_CASE("plan_chunks: the grain model", "[parallel]") {
 }
 
 TEMPLATE_TEST_CASE("parallel_for: a cost hint sends small work inline", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     TestType pool(4);
     auto const me = std::this_thread::get_id();
     chunk_log log;
@@ -588,6 +608,69 @@ TEST_CASE("threads_from_environment: reads SWITCHYARD_NUM_THREADS", "[parallel]"
 }
 #endif
 
+// ---------------------------------------------------------- team pools ----
+
+namespace {
+// A team that runs its members one after another on the caller, as a
+// runtime does when it is already inside one of its parallel regions.
+struct one_after_another {
+    std::atomic<int> jobs{0};
+    static void run(void* self, detail::job_base& job, std::size_t n) {
+        static_cast<one_after_another*>(self)->jobs.fetch_add(1);
+        for (std::size_t slot = 0; slot < n; ++slot) job.work(job, slot);
+    }
+};
+}  // namespace
+
+TEST_CASE("team_pool: members run one after another still cover the range", "[parallel]") {
+    one_after_another runtime;
+    team_pool pool(4, &one_after_another::run, &runtime);
+    for (std::int64_t n : {1, 2, 7, 1000, 100003}) {
+        for (std::int64_t grain : {0, 1, 5, 64}) {
+            chunk_log log;
+            pool.parallel_for(-3, n - 3, grain, [&](std::int64_t b, std::int64_t e) { log.add(b, e); });
+            CHECK(log.tiles(-3, n - 3));
+        }
+    }
+    CHECK(runtime.jobs.load() > 0);
+    CHECK_FALSE(detail::in_parallel_region);
+}
+
+TEST_CASE("team_scope: parallel_for runs on the thread's team while a scope lasts", "[parallel]") {
+    one_after_another runtime, inner_runtime;
+    team_pool team(2, &one_after_another::run, &runtime);
+    team_pool inner(3, &one_after_another::run, &inner_runtime);
+    auto const run_some = [] {
+        coverage cov(0, 50000);
+        parallel_for(0, 50000, 10, [&](std::int64_t b, std::int64_t e) { cov.visit(b, e); });
+        return cov.exactly_once();
+    };
+    CHECK(current_team() == nullptr);
+    {
+        team_scope scope(team);
+        CHECK(current_team() == &team);
+        CHECK(run_some());
+        CHECK(runtime.jobs.load() == 1);
+        {
+            team_scope nested(inner);
+            CHECK(current_team() == &inner);
+            CHECK(run_some());
+            CHECK(inner_runtime.jobs.load() == 1);
+        }
+        CHECK(current_team() == &team);
+        // Other threads keep the default pool.
+        std::thread([] { CHECK(current_team() == nullptr); }).join();
+    }
+    CHECK(current_team() == nullptr);
+    CHECK(run_some());
+    CHECK(runtime.jobs.load() == 1);
+}
+
+TEST_CASE("team_pool: zero threads is refused", "[parallel]") {
+    CHECK_THROWS_WITH(team_pool(0, &one_after_another::run),
+                      "switchyard::team_pool: the number of threads must be at least 1");
+}
+
 TEST_CASE("default_pool: one work-stealing pool sized from the environment", "[parallel]") {
     static_assert(std::is_same_v<default_thread_pool, work_stealing_pool>);
     default_thread_pool& pool = default_pool();
@@ -608,7 +691,7 @@ TEST_CASE("default_pool: one work-stealing pool sized from the environment", "[p
 // Issue 18: work_stealing_pool(2^31) threw std::bad_alloc; a count beyond
 // max_pool_threads is a clear error naming the count and the limit.
 TEMPLATE_TEST_CASE("a pool refuses more threads than max_pool_threads", "[parallel]", broadcast_pool,
-                   work_stealing_pool) {
+                   work_stealing_pool, thread_team) {
     CHECK_THROWS_WITH(TestType(std::size_t{1} << 31),
                       "thread_pool: 2147483648 threads requested; a pool takes at most 4096 (max_pool_threads)");
     CHECK_THROWS_AS(TestType(static_cast<std::size_t>(-1)), std::invalid_argument);

@@ -4,8 +4,8 @@
 // middle, last, several and all, keepdim or not, transposed, sliced,
 // reversed and broadcast inputs, a strided output, empty dimensions, NaN and
 // inf; int32 sums and products that wrap; the accuracy of a 2^24-element
-// f32 sum; the same bits whatever the pool's size; and every error naming
-// the argument.
+// f32 sum; the same bits whatever the pool's size; kernels on a lent team
+// (team_pool.h); and every error naming the argument.
 #include <switchyard/reduce.h>
 #include <switchyard/switchyard.h>
 
@@ -13,12 +13,14 @@
 
 #include "test_arrays.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sy = switchyard;
@@ -932,4 +934,61 @@ TEST_CASE("transform_rows: errors name the argument and what is allowed", "[rows
     CHECK_THAT(msg([&] { sy::transform_rows(tag{}, expanded, stats, keep, x); }), Contains("internal overlap"));
     // Nothing was written by any refused call.
     for (float v : ob) CHECK(v == 7.0f);
+}
+
+namespace {
+// A team of std::threads started per job that counts its jobs and the threads
+// its chunks ran on.
+struct counting_team {
+    std::atomic<int> jobs{0};
+    static void run(void* self, sy::detail::job_base& job, std::size_t n) {
+        static_cast<counting_team*>(self)->jobs.fetch_add(1);
+        std::vector<std::thread> members;
+        for (std::size_t slot = 1; slot < n; ++slot) members.emplace_back([&job, slot] { job.work(job, slot); });
+        job.work(job, 0);
+        for (auto& t : members) t.join();
+    }
+};
+}  // namespace
+
+TEST_CASE("under a team_scope, CPU kernels run on the team with the default pool's results", "[reduce][parallel]") {
+    constexpr auto D = sy::dtype::f32;
+    std::vector<std::int64_t> const sizes{512, 300};
+    array<float> x(D, sizes, row_major(sizes), "x");
+    for (std::size_t i = 0; i < x.buffer.size(); ++i) x.buffer[i] = static_cast<float>((i * 37) % 101) * 0.01f;
+    auto const run_all = [&] {
+        std::vector<std::vector<float>> results;
+        array<float> out(D, sizes, row_major(sizes), "out");
+        sy::transform(
+            cpu_tag<D>{}, out.ref, [](float v) { return v * 2 + 1; }, x.ref);
+        results.push_back(out.buffer);
+        std::vector<std::int64_t> const row_sizes{512};
+        array<float> sums(D, row_sizes, row_major(row_sizes), "sums");
+        sy::reduce(cpu_tag<D>{}, sums.ref, sy::dims{1}, sy::sum, x.ref);
+        results.push_back(sums.buffer);
+        auto const shifted_exp = [](float v, float max) { return sy::exp(v - max); };
+        sy::transform_rows(
+            cpu_tag<D>{}, out.ref, sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp)),
+            [](float v, float max, float sum) { return sy::exp(v - max) / sum; }, x.ref);
+        results.push_back(out.buffer);
+        std::vector<float> doubled(x.buffer.size());
+        sy::parallel_for(0, static_cast<std::int64_t>(doubled.size()), 64, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t i = b; i < e; ++i)
+                doubled[static_cast<std::size_t>(i)] = 2 * x.buffer[static_cast<std::size_t>(i)];
+        });
+        results.push_back(doubled);
+        return results;
+    };
+    auto const expected = run_all();
+    counting_team runtime;
+    sy::team_pool team(2, &counting_team::run, &runtime);
+    {
+        sy::team_scope scope(team);
+        CHECK(run_all() == expected);
+    }
+    // Each kernel ran at least one job on the team.
+    CHECK(runtime.jobs.load() >= 4);
+    int const jobs = runtime.jobs.load();
+    CHECK(run_all() == expected);
+    CHECK(runtime.jobs.load() == jobs);
 }

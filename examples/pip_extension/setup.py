@@ -10,7 +10,9 @@ setup(
             "scaled_add._C",
             ["scaled_add/scaled_add.cpp", "scaled_add/module.cpp"],
             include_dirs=[switchyard.get_include()],
-            extra_compile_args=["-std=c++20", "-O3", "-fvisibility=hidden"],
+            # -fopenmp: CPU kernels run on PyTorch's threads (docs/torch.md).
+            extra_compile_args=["-std=c++20", "-O3", "-fvisibility=hidden", "-fopenmp"],
+            extra_link_args=["-fopenmp"],
         )
     ],
     cmdclass={"build_ext": BuildExtension},

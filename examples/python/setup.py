@@ -29,8 +29,11 @@ if wanted == "1" and not cuda_possible:
 use_cuda = cuda_possible and wanted != "0"
 
 # switchyard needs C++20; hidden visibility keeps two extensions that include
-# it from sharing (and clashing on) inline symbols.
-cxx_flags = ["-std=c++20", "-O3", "-fvisibility=hidden"]
+# it from sharing (and clashing on) inline symbols. OpenMP, as PyTorch's own
+# CPU kernels are built: with it at::parallel_for runs on PyTorch's threads,
+# and the ops' CPU kernels run there too (docs/torch.md, "CPU threads").
+cxx_flags = ["-std=c++20", "-O3", "-fvisibility=hidden", "-fopenmp"]
+link_flags = ["-fopenmp"]
 module = str(here / "switchyard_examples" / "module.cpp")
 if use_cuda:
     extension = CUDAExtension(
@@ -43,8 +46,9 @@ if use_cuda:
         extra_compile_args={
             "cxx": cxx_flags,
             "nvcc": ["-std=c++20", "-O3", "--extended-lambda", "--expt-relaxed-constexpr",
-                     "-Xcompiler=-fvisibility=hidden"],
+                     "-Xcompiler=-fvisibility=hidden,-fopenmp"],
         },
+        extra_link_args=link_flags,
     )
 else:
     extension = CppExtension(
@@ -52,6 +56,7 @@ else:
         [module] + host_only + [str(repo / "examples" / "torch" / f"{op}.cpp") for op in ops],
         include_dirs=[str(repo / "include")],
         extra_compile_args=cxx_flags,
+        extra_link_args=link_flags,
     )
 
 setup(

@@ -2,7 +2,10 @@
 ops too), opcheck, torch.compile and error messages."""
 
 import itertools
+import os
 import re
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -630,3 +633,36 @@ def test_stable_abi_softplus(tmp_path):
                            capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "4 dtypes x 5 layouts and the dtype error passed" in check.stdout, check.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts threads in /proc/self/task")
+def test_cpu_kernels_run_on_pytorchs_threads():
+    """op_args runs CPU kernels on PyTorch's intra-op threads (the extension
+    is built with -fopenmp): a fresh interpreter's thread count does not grow
+    when the ops run, as it would if switchyard's own pool (3 threads asked
+    for here) started its workers. The results match PyTorch's."""
+    import subprocess
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path.insert(0, {str(Path(sx.__file__).resolve().parents[1])!r})
+        import torch
+        import switchyard_examples
+        torch.set_num_threads(2)
+        ops = torch.ops.switchyard_examples
+        x, gate = torch.randn(512, 1024), torch.randn(1024)
+        expected = x * torch.sigmoid(gate)  # starts PyTorch's threads
+        before = len(os.listdir("/proc/self/task"))
+        torch.testing.assert_close(ops.mul_sigmoid(x, gate), expected)
+        torch.testing.assert_close(ops.sumsq(x), (x * x).sum(-1))
+        torch.testing.assert_close(ops.softmax(x), torch.softmax(x, -1))
+        print("threads", before, len(os.listdir("/proc/self/task")))
+        """
+    )
+    env = dict(os.environ, SWITCHYARD_NUM_THREADS="3")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    before, after = map(int, result.stdout.split()[-2:])
+    assert after == before, result.stdout

@@ -1,4 +1,4 @@
-// parallel_for on the default pool:
+// parallel_for on this thread's team (team_pool.h) or else the default pool:
 //
 //   parallel_for(begin, end, grain, f);   // grain > 0: minimum chunk; <= 0: automatic
 //   parallel_for(begin, end, parallel_hint{.cost_per_element_ns = 3}, f);
@@ -16,6 +16,7 @@
 
 #include "switchyard/parallel/default_pool.h"
 #include "switchyard/parallel/parallel_hint.h"
+#include "switchyard/parallel/team_pool.h"
 #include "switchyard/parallel/thread_pool.h"
 
 namespace switchyard {
@@ -29,7 +30,10 @@ void parallel_for(std::int64_t begin, std::int64_t end, parallel_hint hint, F&& 
         f(begin, end);
         return;
     }
-    default_pool().parallel_for(begin, end, hint, std::forward<F>(f));
+    if (team_pool* team = current_team())
+        team->parallel_for(begin, end, hint, std::forward<F>(f));
+    else
+        default_pool().parallel_for(begin, end, hint, std::forward<F>(f));
 }
 
 template <class F>

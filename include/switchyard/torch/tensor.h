@@ -21,7 +21,9 @@
 // For CUDA tensors op_args also makes their device current and sets
 // switchyard's current CUDA stream to PyTorch's current stream on that device
 // (device/cuda/current_stream.h), until it is destroyed: construct it first
-// in the op, and transform and for_each launch where PyTorch would.
+// in the op, and transform and for_each launch where PyTorch would. For CPU
+// tensors it runs the op's CPU kernels on PyTorch's intra-op threads
+// (torch/threads.h) until it is destroyed.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -52,6 +54,7 @@
 #include "switchyard/core/dispatch_set.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/device/cuda/current_stream.h"
+#include "switchyard/torch/threads.h"
 #include "switchyard/torch/types.h"
 #include "switchyard/view/elementwise_layout.h"
 #include "switchyard/view/iteration_order.h"
@@ -170,6 +173,7 @@ public:
         inputs_ = count_;
         device_ = first.tensor.device().type();
         dtype_ = first.tensor.scalar_type();
+        if (device_ == c10::DeviceType::CPU) team_.emplace();
         if (device_ == c10::DeviceType::CUDA) {
             c10::Device const device = first.tensor.device();
             guard_.reset_device(device);
@@ -451,6 +455,7 @@ private:
     c10::ScalarType dtype_ = c10::ScalarType::Float;
     c10::OptionalDeviceGuard guard_;
     std::optional<cuda_stream_scope> stream_;  // after guard_: restored first
+    std::optional<torch_team_scope> team_;
 };
 
 // Makes the tensor's device current for the guard's lifetime (a no-op for

@@ -109,12 +109,24 @@ constexpr bool wants_uniform_scheduling() {
         return false;
 }
 
+// Calls run(pool) with the pool a CPU kernel of Tag runs on: the uniform
+// pool when the tag asks for it, else this thread's team (team_pool.h: the
+// torch adapter lends PyTorch's threads) when there is one, else the default
+// pool.
+template <typename Tag, typename Run>
+void with_cpu_pool(Run&& run) {
+    if constexpr (wants_uniform_scheduling<Tag>()) {
+        run(uniform_for_each_pool());
+    } else if (team_pool* team = current_team()) {
+        run(*team);
+    } else {
+        run(default_pool());
+    }
+}
+
 template <typename Tag, typename F>
 void cpu_for_each(Tag tag, std::int64_t count, F const& f) {
-    if constexpr (wants_uniform_scheduling<Tag>())
-        cpu_for_each_on(uniform_for_each_pool(), tag, count, f);
-    else
-        cpu_for_each_on(default_pool(), tag, count, f);
+    with_cpu_pool<Tag>([&](auto& pool) { cpu_for_each_on(pool, tag, count, f); });
 }
 
 }  // namespace switchyard::detail

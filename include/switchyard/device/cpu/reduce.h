@@ -413,10 +413,7 @@ void cpu_transform_reduce_on(Pool& pool, Combine const& combine, F const& f, red
 
 template <dtype D, typename S, typename C, int NIn, typename Tag, typename Combine, typename F>
 void cpu_transform_reduce(Tag, Combine const& combine, F const& f, reduction_layout const& layout) {
-    if constexpr (wants_uniform_scheduling<Tag>())
-        cpu_transform_reduce_on<D, S, C, NIn>(uniform_for_each_pool(), combine, f, layout);
-    else
-        cpu_transform_reduce_on<D, S, C, NIn>(default_pool(), combine, f, layout);
+    with_cpu_pool<Tag>([&](auto& pool) { cpu_transform_reduce_on<D, S, C, NIn>(pool, combine, f, layout); });
 }
 
 }  // namespace switchyard::detail

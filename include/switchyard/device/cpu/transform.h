@@ -244,10 +244,7 @@ void cpu_transform(Tag, F const& f, elementwise_layout const& layout) {
             std::int64_t{0}, layout.numel, parallel_hint{0, for_each_ns_per_element},
             [&](std::int64_t begin, std::int64_t end) { transform_range<D, S, C, NOut, NIn>(f, layout, begin, end); });
     };
-    if constexpr (wants_uniform_scheduling<Tag>())
-        run(uniform_for_each_pool());
-    else
-        run(default_pool());
+    with_cpu_pool<Tag>(run);
 }
 
 }  // namespace switchyard::detail

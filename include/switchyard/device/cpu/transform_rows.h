@@ -239,10 +239,7 @@ void cpu_transform_rows(Tag, Stats const& stats, F const& f, row_layout const& l
         pool.parallel_for(std::int64_t{0}, layout.rows, parallel_hint{0, ns_per_row},
                           [&](std::int64_t m0, std::int64_t m1) { tasks_fn(stats, f, layout, m0, m1); });
     };
-    if constexpr (wants_uniform_scheduling<Tag>())
-        run(uniform_for_each_pool());
-    else
-        run(default_pool());
+    with_cpu_pool<Tag>(run);
 }
 
 }  // namespace switchyard::detail
