@@ -516,6 +516,17 @@ TEST_CASE("metal: bad input is refused, naming what was wrong", "[msl][metal]") 
         sy::reduce(metal_f32{}, sy::strided_ref::contiguous(small, dtype::f32, device_kind::metal, {}, "s"),
                    sy::all_dims, sy::sum, past),
         Catch::Contains("reduce on metal: 'past' reaches 320 bytes into a buffer of 300"));
+    // A pass of 2^24 threadgroups is refused before anything is recorded:
+    // Metal's 32-bit thread positions would wrap (a row of 2 per output,
+    // read broadcast from 8 bytes).
+    std::int64_t const outputs = std::int64_t{1} << 24;
+    auto const many = sy::strided_ref::contiguous(d.device.alloc(static_cast<std::size_t>(outputs) * 4), dtype::f32,
+                                                  device_kind::metal, {outputs}, "many");
+    auto const pairs = sy::strided_ref::make(small, dtype::f32, device_kind::metal, {outputs, 2}, {0, 1}, "pairs");
+    auto const dispatches = d.device.counters().dispatches;
+    CHECK_THROWS_WITH(sy::reduce(metal_f32{}, many, sy::dims{1}, sy::sum, pairs),
+                      Catch::Contains("reduce on metal: the reduction needs 16777216 threadgroups"));
+    CHECK(d.device.counters().dispatches == dispatches);
     std::vector<float> back(80);
     CHECK_THROWS_WITH(d.device.copy_to_host(back.data(), odd, 320),
                       Catch::Contains("copy_to_host of 320 bytes exceeds the buffer's 300"));

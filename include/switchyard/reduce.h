@@ -85,6 +85,25 @@ namespace switchyard {
 
 namespace detail {
 
+// Whether transform_reduce runs on device d in this translation unit: the
+// CPU always, CUDA under nvcc, WebGPU and Metal where their reductions are
+// included (SWITCHYARD_WITH_WEBGPU, SWITCHYARD_WITH_METAL).
+constexpr bool reduction_runs_on(device_kind d) noexcept {
+    switch (d) {
+        case device_kind::cpu: return true;
+#if defined(__CUDACC__)
+        case device_kind::cuda: return true;
+#endif
+#if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
+        case device_kind::webgpu: return true;
+#endif
+#if defined(SWITCHYARD_HAS_METAL_REDUCE)
+        case device_kind::metal: return true;
+#endif
+        default: return false;
+    }
+}
+
 // transform_reduce, naming `op` in its errors.
 template <any_tag Tag, typename Out, typename Combine, typename F, typename... In>
 void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Combine const& combine, F const& f,

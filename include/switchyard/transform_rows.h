@@ -121,19 +121,6 @@ constexpr bool row_map_valid(std::index_sequence<Args...>) {
         return false;
 }
 
-// Whether the shader devices' reductions, which their transform_rows runs
-// on, are compiled in.
-#if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
-inline constexpr bool webgpu_reduce_built = true;
-#else
-inline constexpr bool webgpu_reduce_built = false;
-#endif
-#if defined(SWITCHYARD_HAS_METAL_REDUCE)
-inline constexpr bool metal_reduce_built = true;
-#else
-inline constexpr bool metal_reduce_built = false;
-#endif
-
 // transform_rows as separate calls, for devices with no row runner (WebGPU,
 // Metal): statistic k is a transform_reduce over the last dimension into a
 // [..., 1] array of the tag's dtype, reading the inputs and statistics
@@ -182,16 +169,17 @@ void transform_rows(Tag tag, Out const& out, Stats const& stats, F const& f, In 
     static_assert(NIn + NS < max_operands || device == device_kind::cpu || device == device_kind::cuda,
                   "transform_rows: on this device the statistics are separate arrays, which f reads with the "
                   "inputs: at most 15 inputs and statistics together");
-    static_assert(device != device_kind::webgpu || detail::webgpu_reduce_built,
+    // WebGPU and Metal run transform_rows as reductions and a transform.
+    static_assert(device != device_kind::webgpu || detail::reduction_runs_on(device),
                   "transform_rows: the tag names device webgpu, which needs SWITCHYARD_WITH_WEBGPU defined (link the "
                   "switchyard::webgpu CMake target)");
-    static_assert(device != device_kind::metal || detail::metal_reduce_built,
+    static_assert(device != device_kind::metal || detail::reduction_runs_on(device),
                   "transform_rows: the tag names device metal, which needs SWITCHYARD_WITH_METAL defined (link the "
                   "switchyard::metal CMake target)");
     // Past a wrong third argument or a device not built in, the one error above is enough.
-    constexpr bool can_run = detail::is_row_stats_v<Stats> &&
-                             (device != device_kind::webgpu || detail::webgpu_reduce_built) &&
-                             (device != device_kind::metal || detail::metal_reduce_built);
+    constexpr bool can_run =
+        detail::is_row_stats_v<Stats> &&
+        (device == device_kind::cpu || device == device_kind::cuda || detail::reduction_runs_on(device));
     static_assert(!can_run || detail::row_stats_valid<C, NIn, Stats>(std::make_index_sequence<NS>{}),
                   "transform_rows: each statistic needs a combine (sy::sum, sy::prod, sy::amin, sy::amax or "
                   "sy::combine(op, identity); not argmin or argmax) and a map callable with one compute_t<Tag> "

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +46,14 @@
 #include "switchyard/device/size_class_pool.h"
 
 namespace switchyard {
+
+// A buffer a dispatch binds: a live buffer of the device, the bytes the
+// kernel may touch, and the operand's name for errors ('x', or "partials").
+struct metal_binding {
+    void* buffer = nullptr;
+    std::uint64_t bytes = 0;
+    std::string name;
+};
 
 class metal_device {
 public:
@@ -83,8 +92,7 @@ public:
                                    " bytes (newBufferWithLength failed)");
             ++s.counters.buffers_created;
         }
-        s.buffers.emplace(buffer, capacity);
-        s.sizes.emplace(buffer, bytes);
+        s.buffers.emplace(buffer, live_buffer{capacity, bytes});
         s.counters.live_bytes += capacity;
         if (s.counters.live_bytes > s.counters.peak_live_bytes) s.counters.peak_live_bytes = s.counters.live_bytes;
         return buffer;
@@ -95,9 +103,8 @@ public:
         state& s = live();
         auto const it = s.buffers.find(p);
         if (it == s.buffers.end()) throw device_error("metal: free of a pointer this device did not allocate");
-        std::uint64_t const capacity = it->second;
+        std::uint64_t const capacity = it->second.capacity;
         s.buffers.erase(it);
-        s.sizes.erase(p);
         s.counters.live_bytes -= capacity;
         // Recorded work may still use the buffer: it is reused or released
         // only after the next commit.
@@ -167,29 +174,35 @@ public:
     // bytes alloc was asked for: what copies and kernels may touch) and its
     // capacity (the pool's size class it came from).
     bool owns(void const* p) const noexcept { return s_ && s_->buffers.count(const_cast<void*>(p)) != 0; }
-    std::uint64_t size(void const* p) const {
-        auto const it = live().sizes.find(const_cast<void*>(p));
-        return it == live().sizes.end() ? 0 : it->second;
-    }
-    std::uint64_t capacity(void const* p) const {
-        auto const it = live().buffers.find(const_cast<void*>(p));
-        return it == live().buffers.end() ? 0 : it->second;
-    }
+    std::uint64_t size(void const* p) const { return find(p).size; }
+    std::uint64_t capacity(void const* p) const { return find(p).capacity; }
 
     // Records a dispatch of `threads` threads into the open command buffer:
-    // buffers 0..k-1 (live buffers of this device), then the uniform bytes.
-    void dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::byte const> uniforms,
-                  std::uint64_t threads) {
+    // the bindings' buffers at 0..k-1, then the uniform words, padded to
+    // whole uint4s as the kernels declare them. Refuses a binding that is
+    // not a live buffer of this device or that reaches past the bytes alloc
+    // was asked for, naming `op` and the binding.
+    void dispatch(void* pipeline, std::span<metal_binding const> bindings, std::vector<std::uint32_t> uniform_words,
+                  std::uint64_t threads, std::string_view op) {
         state& s = live();
-        if (buffers.size() + 1 > max_buffers_per_stage)
-            throw device_error("metal: a dispatch binds " + std::to_string(buffers.size()) +
+        if (bindings.size() + 1 > max_buffers_per_stage)
+            throw device_error("metal: a dispatch binds " + std::to_string(bindings.size()) +
                                " buffers and its uniforms; a compute stage binds at most " +
                                std::to_string(max_buffers_per_stage));
-        for (void* b : buffers)
-            if (!owns(b))
+        std::vector<void*> buffers;
+        buffers.reserve(bindings.size());
+        for (metal_binding const& b : bindings) {
+            if (!owns(b.buffer))
                 throw device_error("metal: a dispatch binds a pointer that is not a live buffer of this device");
+            if (b.bytes > size(b.buffer))
+                throw std::invalid_argument(std::string(op) + " on metal: " + b.name + " reaches " +
+                                            std::to_string(b.bytes) + " bytes into a buffer of " +
+                                            std::to_string(size(b.buffer)));
+            buffers.push_back(b.buffer);
+        }
         if (threads == 0) return;
-        s.backend->encode_dispatch(pipeline, buffers, uniforms, threads);
+        uniform_words.resize((uniform_words.size() + 3) / 4 * 4);
+        s.backend->encode_dispatch(pipeline, buffers, std::as_bytes(std::span(uniform_words)), threads);
         s.recorded = true;
         ++s.counters.dispatches;
     }
@@ -197,10 +210,14 @@ public:
 private:
     using pool_type = detail::size_class_pool<void*>;
 
+    struct live_buffer {
+        std::uint64_t capacity;  // the pool's size class
+        std::uint64_t size;      // the bytes alloc was asked for
+    };
+
     struct state {
         std::unique_ptr<metal_backend> backend;
-        std::unordered_map<void*, std::uint64_t> buffers;  // live: capacity
-        std::unordered_map<void*, std::uint64_t> sizes;    // live: the bytes asked for
+        std::unordered_map<void*, live_buffer> buffers;
         pool_type pool;
         std::unordered_map<std::string, void*> pipelines;
         metal_counters counters;
@@ -211,6 +228,11 @@ private:
     state& live() const {
         if (!s_) throw device_error("metal: use of a moved-from metal_device");
         return *s_;
+    }
+    // A live buffer's sizes; zeros for anything else.
+    live_buffer find(void const* p) const {
+        auto const it = live().buffers.find(const_cast<void*>(p));
+        return it == live().buffers.end() ? live_buffer{0, 0} : it->second;
     }
     void recycle(void* buffer, std::uint64_t capacity) {
         if (!s_->pool.give(buffer, capacity)) s_->backend->release_buffer(buffer);
@@ -241,7 +263,7 @@ private:
         if (it == live().buffers.end())
             throw device_error(std::string("metal: ") + call +
                                " with a pointer that is not a live buffer of this device");
-        std::uint64_t const size = live().sizes.at(buffer);
+        std::uint64_t const size = it->second.size;
         if (bytes > size)
             throw device_error(std::string("metal: ") + call + " of " + std::to_string(bytes) +
                                " bytes exceeds the buffer's " + std::to_string(size));

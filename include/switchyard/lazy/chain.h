@@ -138,25 +138,6 @@ constexpr bool lazy_runs_on(device_kind d) noexcept {
     }
 }
 
-// Whether this translation unit runs a chain's reduction on device d: the
-// CPU always, CUDA under nvcc, WebGPU and Metal where their reductions are
-// included.
-constexpr bool lazy_reduces_on(device_kind d) noexcept {
-    switch (d) {
-        case device_kind::cpu: return true;
-#if defined(__CUDACC__)
-        case device_kind::cuda: return true;
-#endif
-#if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
-        case device_kind::webgpu: return true;
-#endif
-#if defined(SWITCHYARD_HAS_METAL_REDUCE)
-        case device_kind::metal: return true;
-#endif
-        default: return false;
-    }
-}
-
 // The dtypes chains run in on device D: shader devices have no f64, and
 // WebGPU no bf16.
 template <device_kind D>
@@ -614,7 +595,7 @@ public:
             r.chain_.reduce_into(tag, out, r.over_, r.combine_);
         }
         using space = typename Chain::runner::space;
-        using subspaces = detail::lazy_coverage<detail::lazy_reduces_on, device_kind::cpu, device_kind::cuda,
+        using subspaces = detail::lazy_coverage<detail::reduction_runs_on, device_kind::cpu, device_kind::cuda,
                                                 device_kind::webgpu, device_kind::metal>;
         using dispatcher = dispatch_table<space, void(lazy_reduction const&, strided_ref const&)>;
     };

@@ -37,7 +37,7 @@ void metal_for_each(Tag tag, std::int64_t count, F const& f) {
     auto traced =
         shader::trace_and_emit("metal", tag, f, count, device.has_f16(), device.has_bf16(),
                                [](shader::trace const& t, std::uint32_t lanes) { return shader::emit_msl(t, lanes); });
-    std::vector<void*> buffers;
+    std::vector<metal_binding> bindings;
     for (std::uint32_t k : traced.program.bindings) {
         shader::binding const& b = traced.kernel.bindings()[k];
         if (!device.owns(b.buffer))
@@ -47,18 +47,12 @@ void metal_for_each(Tag tag, std::int64_t count, F const& f) {
         if (b.elements < count)
             throw std::invalid_argument("for_each on metal: count is " + std::to_string(count) + " but '" + b.name +
                                         "' has " + std::to_string(b.elements) + " elements");
-        if (b.bytes > device.size(b.buffer))
-            throw std::invalid_argument(std::string("for_each on metal: '") + b.name + "' reaches " +
-                                        std::to_string(b.bytes) + " bytes into a buffer of " +
-                                        std::to_string(device.size(b.buffer)));
-        buffers.push_back(const_cast<void*>(b.buffer));
+        bindings.push_back({const_cast<void*>(b.buffer), b.bytes, std::string("'") + b.name + "'"});
     }
-    std::vector<std::uint32_t>& words = traced.program.uniforms;
     std::uint64_t const threads = static_cast<std::uint64_t>(count) / traced.lanes;
-    words[0] = static_cast<std::uint32_t>(threads);
-    words.resize((words.size() + 3) / 4 * 4);  // whole uint4s, as the kernel declares them
+    traced.program.uniforms[0] = static_cast<std::uint32_t>(threads);
     void* const pipeline = device.cached_pipeline(traced.program.text);
-    device.dispatch(pipeline, buffers, std::as_bytes(std::span(words)), threads);
+    device.dispatch(pipeline, bindings, std::move(traced.program.uniforms), threads, "for_each");
 }
 
 }  // namespace switchyard::detail

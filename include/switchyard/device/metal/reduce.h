@@ -48,17 +48,10 @@ struct metal_reduction_device {
             throw std::invalid_argument(std::string(op) + " on metal: the reduction needs " + std::to_string(groups) +
                                         " threadgroups; Metal's 32-bit thread positions reach fewer than " +
                                         std::to_string(max_groups) + " (fewer outputs, or fewer blocks each)");
-        std::vector<void*> buffers;
-        for (auto const& b : bindings) {
-            if (b.bytes > device.size(b.buffer))
-                throw std::invalid_argument(std::string(op) + " on metal: " + b.name + " reaches " +
-                                            std::to_string(b.bytes) + " bytes into a buffer of " +
-                                            std::to_string(device.size(b.buffer)));
-            buffers.push_back(b.buffer);
-        }
-        words.resize((words.size() + 3) / 4 * 4);  // whole uint4s, as the kernel declares them
+        std::vector<metal_binding> buffers;
+        for (auto const& b : bindings) buffers.push_back({b.buffer, b.bytes, b.name});
         void* const pipeline = device.cached_pipeline(text);
-        device.dispatch(pipeline, buffers, std::as_bytes(std::span(words)), groups * shader::reduction_group_size);
+        device.dispatch(pipeline, buffers, std::move(words), groups * shader::reduction_group_size, op);
     }
 };
 
