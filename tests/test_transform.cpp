@@ -11,6 +11,7 @@
 
 #include "test_arrays.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sy = switchyard;
@@ -447,7 +449,8 @@ std::vector<std::uint16_t> run_row(sy::detail::cpu_isa level, std::int64_t n, bo
     auto const row = sy::detail::transform_row_for<D, S, C, 2, 2, decltype(f)>(level);
     S* ptr[4] = {in_place ? x.data() : out0.data(), out1.data(), x.data(), y.data()};
     std::int64_t const inner[4] = {1, 1, 1, y_repeated ? 0 : 1};
-    row(f, ptr, inner, n);
+    C const* const ready[2] = {nullptr, nullptr};
+    row(f, ptr, inner, ready, n);
     std::vector<S> const& first = in_place ? x : out0;
     std::vector<std::uint16_t> bits;
     for (std::size_t i = 0; i < first.size(); ++i) {
@@ -486,6 +489,45 @@ void check_every_level() {
 TEST_CASE("every CPU level's row function gives the baseline's results", "[transform]") {
     check_every_level<sy::dtype::f16>();
     check_every_level<sy::dtype::bf16>();
+}
+
+// An input that is the same row for every row (per column) is converted once
+// per chunk; chunks start and end anywhere in a row, and rows longer than
+// the limit are converted as they go.
+template <sy::dtype D>
+void check_chunks_with_a_per_column_input(std::int64_t rows, std::int64_t cols) {
+    using S = storage<D>;
+    using C = compute<D>;
+    std::vector<S> x(static_cast<std::size_t>(rows * cols)), y(static_cast<std::size_t>(cols)), out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = value_for<D>(static_cast<std::int64_t>(i));
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = value_for<D>(static_cast<std::int64_t>(i * 7 + 3));
+    sy::strided_ref const outs[] = {
+        sy::strided_ref::contiguous(out.data(), D, sy::device_kind::cpu, {rows, cols}, "out")};
+    sy::strided_ref const ins[] = {sy::strided_ref::contiguous(x.data(), D, sy::device_kind::cpu, {rows, cols}, "x"),
+                                   sy::strided_ref::contiguous(y.data(), D, sy::device_kind::cpu, {cols}, "y")};
+    auto const layout = sy::make_elementwise_layout("test", outs, 1, ins, 2);
+    auto const f = [](C a, C b) { return a * C(2) + b; };
+    std::int64_t const n = rows * cols;
+    for (std::int64_t cut : {std::int64_t{1}, cols / 2 + 1, cols, 3 * cols - 7}) {
+        INFO("rows " << rows << ", cols " << cols << ", chunks of " << cut);
+        std::fill(out.begin(), out.end(), S{});
+        for (std::int64_t b = 0; b < n; b += cut)
+            sy::detail::transform_range<D, S, C, 1, 2>(f, layout, b, std::min(n, b + cut));
+        int wrong = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            S const expected = static_cast<S>(static_cast<C>(x[static_cast<std::size_t>(i)]) * C(2) +
+                                              static_cast<C>(y[static_cast<std::size_t>(i % cols)]));
+            if (std::memcmp(&out[static_cast<std::size_t>(i)], &expected, sizeof(S)) != 0) ++wrong;
+        }
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("a per-column input converted once per chunk gives every element", "[transform]") {
+    for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{40, 300}, {9, 1000}, {3, 5000}}) {
+        check_chunks_with_a_per_column_input<sy::dtype::f16>(rows, cols);
+        check_chunks_with_a_per_column_input<sy::dtype::bf16>(rows, cols);
+    }
 }
 
 // Every bit pattern, times 1.3 so that the stores round. For f16 on x86-64-v3

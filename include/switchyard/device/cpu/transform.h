@@ -6,8 +6,10 @@
 // (stride 1 or 0, broadcast) and whose outputs are contiguous, the common
 // case, is fused when its storage needs converting (f16, bf16): groups of W
 // lanes are loaded and converted, run through the kernel, converted and
-// stored back, in registers and a few hundred bytes of stack. Any other row, and a fused row's last n % W
-// elements, is staged in blocks of cpu_transform_block elements:
+// stored back, in registers and a few hundred bytes of stack. A repeated
+// input is converted once per row, and an input that is the same row for
+// every row (per column) once per chunk. Any other row, and a fused row's
+// last n % W elements, is staged in blocks of cpu_transform_block elements:
 //   1. each input is loaded into a compute-type buffer by its own inner
 //      stride: converted from contiguous memory (F16C for f16, convert.h),
 //      repeated once (stride 0), or gathered (any other stride); an input
@@ -24,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -40,6 +43,10 @@ namespace switchyard::detail {
 // within 32 KiB, and the per-block overhead (a few branches per operand) is
 // small.
 inline constexpr std::int64_t cpu_transform_block = 256;
+
+// The longest row an input repeated for every row is converted once for
+// (transform_range): 16 KiB of floats, which stay in L1/L2 beside the rows.
+inline constexpr std::int64_t cpu_invariant_row_limit = 4096;
 
 // Lanes per fused group: 256 bytes of compute values, a loop the compiler
 // vectorizes (a 64-byte group is unrolled into scalar code first).
@@ -69,25 +76,26 @@ bool row_is_dense(std::int64_t const* inner) {
 }
 
 // The first n - n % W elements of a dense row, fused; returns how many.
+// ready[k], where not null, holds input k's values for this row already
+// converted (an input that is the same row for every row: transform_range).
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
 SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* ptr, std::int64_t const* inner,
-                                                   std::int64_t n) {
+                                                   C const* const* ready, std::int64_t n) {
     constexpr int W = transform_lanes<C>;
     constexpr int NI = NIn > 0 ? NIn : 1;
     std::int64_t const groups = n / W;
     if (groups == 0) return 0;
-    // A repeated input reads W copies of its value, so every group loads
-    // each input the same way.
-    S repeated[NI][W];
+    // A repeated input's W lanes are its value, converted once for the row;
+    // the groups load only the others.
+    C in[NI][W];
     S const* src[NI];
-    std::int64_t step[NI];
+    bool repeated[NI];
     for (int k = 0; k < NIn; ++k) {
         src[k] = ptr[NOut + k];
-        step[k] = W;
-        if (inner[NOut + k] == 0) {
-            for (int j = 0; j < W; ++j) repeated[k][j] = src[k][0];
-            src[k] = repeated[k];
-            step[k] = 0;
+        repeated[k] = inner[NOut + k] == 0;
+        if (repeated[k]) {
+            C const v = load_value<D, C>(src[k][0]);
+            for (int j = 0; j < W; ++j) in[k][j] = v;
         }
     }
     // One prefetch per operand every 256 bytes of compute values.
@@ -100,14 +108,20 @@ SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* pt
             for (int o = 0; o < NOut; ++o)
                 __builtin_prefetch(reinterpret_cast<char const*>(ptr[o] + g * W) + prefetch_distance, 1);
             for (int k = 0; k < NIn; ++k)
-                if (step[k] != 0)
+                if (!repeated[k] && !ready[k])
                     __builtin_prefetch(reinterpret_cast<char const*>(src[k] + g * W) + prefetch_distance, 0);
         }
 #endif
-        C in[NI][W];
         C out[NOut][W];
-        for (int k = 0; k < NIn; ++k) load_lanes<I, D, W>(src[k] + g * step[k], in[k]);
-        apply_kernel<C, NOut, NIn>(kernel, in, out, W);
+        C const* lanes[NI];
+        for (int k = 0; k < NIn; ++k) {
+            lanes[k] = in[k];
+            if (ready[k])
+                lanes[k] = ready[k] + g * W;
+            else if (!repeated[k])
+                load_lanes<I, D, W>(src[k] + g * W, in[k]);
+        }
+        apply_kernel<C, NOut, NIn>(kernel, lanes, out, W);
         for (int o = 0; o < NOut; ++o) store_lanes<I, D, W>(out[o], ptr[o] + g * W);
     }
     return groups * W;
@@ -156,12 +170,14 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
 // caller is built for. The local copy of the function lets the compiler see
 // that what it captured does not alias what the loops write.
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
-SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, std::int64_t n) {
+SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, C const* const* ready,
+                                     std::int64_t n) {
     F const kernel = f;
     std::int64_t done = 0;
     // Rows of a compute-type storage are read and written in place, staged.
     if constexpr (!std::is_same_v<S, C> && converts_lanes<I, D, S, C>())
-        if (row_is_dense<NOut, NIn>(inner)) done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, n);
+        if (row_is_dense<NOut, NIn>(inner))
+            done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, ready, n);
     if (done == n) return;
     S* rest[NOut + NIn];
     for (int k = 0; k < NOut + NIn; ++k) rest[k] = ptr[k] + done * inner[k];
@@ -173,22 +189,25 @@ SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t con
 // for that level; without it g++ keeps a large function such as softplus out
 // of line and nothing vectorizes.
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-using transform_row_fn = void (*)(F const&, S* const*, std::int64_t const*, std::int64_t);
+using transform_row_fn = void (*)(F const&, S* const*, std::int64_t const*, C const* const*, std::int64_t);
 
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-[[gnu::flatten]] void transform_row_baseline(F const& f, S* const* ptr, std::int64_t const* inner, std::int64_t n) {
-    transform_row<cpu_isa::baseline, D, S, C, NOut, NIn>(f, ptr, inner, n);
+[[gnu::flatten]] void transform_row_baseline(F const& f, S* const* ptr, std::int64_t const* inner,
+                                             C const* const* ready, std::int64_t n) {
+    transform_row<cpu_isa::baseline, D, S, C, NOut, NIn>(f, ptr, inner, ready, n);
 }
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS)
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v3")]] void transform_row_v3(F const& f, S* const* ptr,
-                                                                      std::int64_t const* inner, std::int64_t n) {
-    transform_row<cpu_isa::x86_64_v3, D, S, C, NOut, NIn>(f, ptr, inner, n);
+                                                                      std::int64_t const* inner, C const* const* ready,
+                                                                      std::int64_t n) {
+    transform_row<cpu_isa::x86_64_v3, D, S, C, NOut, NIn>(f, ptr, inner, ready, n);
 }
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v4")]] void transform_row_v4(F const& f, S* const* ptr,
-                                                                      std::int64_t const* inner, std::int64_t n) {
-    transform_row<cpu_isa::x86_64_v4, D, S, C, NOut, NIn>(f, ptr, inner, n);
+                                                                      std::int64_t const* inner, C const* const* ready,
+                                                                      std::int64_t n) {
+    transform_row<cpu_isa::x86_64_v4, D, S, C, NOut, NIn>(f, ptr, inner, ready, n);
 }
 #endif
 
@@ -218,6 +237,33 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
         outer /= layout.sizes[d];
     }
     auto const row_fn = transform_row_for<D, S, C, NOut, NIn, F>(host_cpu_isa());
+    // An input that is one dense row repeated for every row (a per-column
+    // operand) is converted once for the chunk, not once per row, where its
+    // storage needs converting and the chunk spans several rows.
+    std::unique_ptr<C[]> converted;
+    C const* invariant[NIn > 0 ? NIn : 1] = {};
+    if constexpr (!std::is_same_v<S, C> && NIn > 0) {
+        bool row_invariant[NIn] = {};
+        int count = 0;
+        if (end - begin > row && row <= cpu_invariant_row_limit) {
+            for (int k = 0; k < NIn; ++k) {
+                row_invariant[k] = inner[NOut + k] == 1;
+                for (std::int32_t d = 0; d < outer_rank; ++d)
+                    if (layout.strides[NOut + k][d] != 0 && layout.sizes[d] != 1) row_invariant[k] = false;
+                count += row_invariant[k];
+            }
+        }
+        if (count > 0) {
+            converted = std::make_unique_for_overwrite<C[]>(static_cast<std::size_t>(count * row));
+            C* next = converted.get();
+            for (int k = 0; k < NIn; ++k) {
+                if (!row_invariant[k]) continue;
+                load_block<D>(static_cast<S const*>(layout.data[NOut + k]), 1, next, row);
+                invariant[k] = next;
+                next += row;
+            }
+        }
+    }
     for (std::int64_t i = begin; i < end;) {
         S* ptr[N];
         for (int k = 0; k < N; ++k) {
@@ -225,8 +271,10 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
             for (std::int32_t d = 0; d < outer_rank; ++d) offset += coord[d] * layout.strides[k][d];
             ptr[k] = static_cast<S*>(layout.data[k]) + offset;
         }
+        C const* ready[NIn > 0 ? NIn : 1];
+        for (int k = 0; k < NIn; ++k) ready[k] = invariant[k] ? invariant[k] + col : nullptr;
         std::int64_t const n = row - col < end - i ? row - col : end - i;
-        row_fn(f, ptr, inner, n);
+        row_fn(f, ptr, inner, ready, n);
         i += n;
         col = 0;
         for (std::int32_t d = outer_rank; d-- > 0;) {
