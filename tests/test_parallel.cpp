@@ -89,7 +89,7 @@ public:
     explicit thread_team(std::size_t threads = hardware_threads()) : team_pool(threads, &run) {}
 
 private:
-    static void run(void*, detail::job_base& job, std::size_t n) {
+    static void run(void*, detail::job_base& job, std::size_t n) noexcept {
         std::vector<std::thread> members;
         for (std::size_t slot = 1; slot < n; ++slot) members.emplace_back([&job, slot] { job.work(job, slot); });
         job.work(job, 0);
@@ -615,7 +615,7 @@ namespace {
 // runtime does when it is already inside one of its parallel regions.
 struct one_after_another {
     std::atomic<int> jobs{0};
-    static void run(void* self, detail::job_base& job, std::size_t n) {
+    static void run(void* self, detail::job_base& job, std::size_t n) noexcept {
         static_cast<one_after_another*>(self)->jobs.fetch_add(1);
         for (std::size_t slot = 0; slot < n; ++slot) job.work(job, slot);
     }

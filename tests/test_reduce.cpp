@@ -941,7 +941,7 @@ namespace {
 // its chunks ran on.
 struct counting_team {
     std::atomic<int> jobs{0};
-    static void run(void* self, sy::detail::job_base& job, std::size_t n) {
+    static void run(void* self, sy::detail::job_base& job, std::size_t n) noexcept {
         static_cast<counting_team*>(self)->jobs.fetch_add(1);
         std::vector<std::thread> members;
         for (std::size_t slot = 1; slot < n; ++slot) members.emplace_back([&job, slot] { job.work(job, slot); });

@@ -64,6 +64,8 @@ std::vector<layout_case> layout_cases() {
         {"empty", {4, 0, 3}, {}, {4, 0, 3}, {}, {3}, {}},
         {"long rows across blocks and threads", {3, 70000}, {}, {3, 70000}, {}, {70000}, {}},
         {"many short rows", {20000, 3}, {}, {20000, 3}, {}, {20000, 1}, {}},
+        {"one row for every row of a rank-3 output", {4, 5, 300}, {}, {4, 5, 300}, {}, {1, 1, 300}, {}},
+        {"a row per outer index of a rank-3 output", {4, 5, 300}, {}, {4, 5, 300}, {}, {4, 1, 300}, {}},
     };
 }
 
@@ -508,7 +510,8 @@ void check_chunks_with_a_per_column_input(std::int64_t rows, std::int64_t cols) 
     auto const layout = sy::make_elementwise_layout("test", outs, 1, ins, 2);
     auto const f = [](C a, C b) { return a * C(2) + b; };
     std::int64_t const n = rows * cols;
-    for (std::int64_t cut : {std::int64_t{1}, cols / 2 + 1, cols, 3 * cols - 7}) {
+    // Chunks of one row or less never convert the input; longer ones do.
+    for (std::int64_t cut : {std::int64_t{1}, cols / 2 + 1, cols, cols + 1, 2 * cols + 3, 3 * cols - 7}) {
         INFO("rows " << rows << ", cols " << cols << ", chunks of " << cut);
         std::fill(out.begin(), out.end(), S{});
         for (std::int64_t b = 0; b < n; b += cut)

@@ -8,6 +8,7 @@
 # =1 requires CUDA.
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import torch
@@ -30,10 +31,12 @@ use_cuda = cuda_possible and wanted != "0"
 
 # switchyard needs C++20; hidden visibility keeps two extensions that include
 # it from sharing (and clashing on) inline symbols. OpenMP, as PyTorch's own
-# CPU kernels are built: with it at::parallel_for runs on PyTorch's threads,
-# and the ops' CPU kernels run there too (docs/torch.md, "CPU threads").
-cxx_flags = ["-std=c++20", "-O3", "-fvisibility=hidden", "-fopenmp"]
-link_flags = ["-fopenmp"]
+# CPU kernels are built (Linux: Apple's clang has no -fopenmp): with it
+# at::parallel_for runs on PyTorch's threads, and the ops' CPU kernels run
+# there too (docs/torch.md, "CPU threads").
+openmp = ["-fopenmp"] if sys.platform.startswith("linux") else []
+cxx_flags = ["-std=c++20", "-O3", "-fvisibility=hidden"] + openmp
+link_flags = openmp
 module = str(here / "switchyard_examples" / "module.cpp")
 if use_cuda:
     extension = CUDAExtension(
@@ -46,7 +49,7 @@ if use_cuda:
         extra_compile_args={
             "cxx": cxx_flags,
             "nvcc": ["-std=c++20", "-O3", "--extended-lambda", "--expt-relaxed-constexpr",
-                     "-Xcompiler=-fvisibility=hidden,-fopenmp"],
+                     "-Xcompiler=-fvisibility=hidden" + "".join("," + f for f in openmp)],
         },
         extra_link_args=link_flags,
     )

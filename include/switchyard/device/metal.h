@@ -193,7 +193,7 @@ public:
         buffers.reserve(bindings.size());
         for (metal_binding const& b : bindings) {
             if (!owns(b.buffer))
-                throw device_error("metal: a dispatch binds a pointer that is not a live buffer of this device");
+                throw device_error(std::string(op) + " on metal: " + b.name + " is not a live buffer of this device");
             if (b.bytes > size(b.buffer))
                 throw std::invalid_argument(std::string(op) + " on metal: " + b.name + " reaches " +
                                             std::to_string(b.bytes) + " bytes into a buffer of " +

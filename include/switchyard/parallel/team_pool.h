@@ -3,18 +3,24 @@
 // run on those threads instead of beside them.
 //
 //   team_pool pool(threads, run_team, context);
-//   pool.parallel_for(begin, end, hint, f);   // thread_pool.h's rules
-//   team_scope scope(pool);                    // this thread's CPU kernels and
-//                                              // parallel_for use pool until
-//                                              // scope ends
+//   pool.parallel_for(begin, end, hint, f);   // see below
+//   team_scope scope(pool);                    // this thread's CPU kernels
+//                                              // (whatever their tag's
+//                                              // scheduling) and parallel_for
+//                                              // use pool until scope ends
 //   team_pool* current_team();                 // nullptr outside any scope
 //
 // run_team(context, job, n) must call job.work(job, slot) once for every slot
 // in [0, n), on up to n threads at once, and return when every call has
-// returned. Each call takes chunks (parallel_hint.h's adaptive plan) from one
-// shared counter until none is left, so a team that runs fewer threads than
-// asked, or runs the calls one after another, still covers the range exactly
-// once.
+// returned; it is noexcept (the job lives on the caller's stack until then).
+// Each call takes chunks (parallel_hint.h's adaptive plan) from one shared
+// counter until none is left, so a team that runs fewer threads than asked,
+// or runs the calls one after another, still covers the range exactly once.
+//
+// parallel_for follows thread_pool.h's rules for empty ranges, inline runs,
+// nesting and exceptions. Concurrent callers each get the team as the
+// runtime gives it (OpenMP starts a team per calling thread) instead of one
+// of them getting the workers. Scopes end in the reverse order they began.
 //
 // Why: a runtime that keeps its idle threads spinning for a while after each
 // of its own jobs (OpenMP does) takes the cores that switchyard's pool would
@@ -39,7 +45,7 @@ namespace switchyard {
 
 class team_pool {
 public:
-    using run_fn = void (*)(void* context, detail::job_base& job, std::size_t threads);
+    using run_fn = void (*)(void* context, detail::job_base& job, std::size_t threads) noexcept;
 
     // Chunks as the work-stealing pool cuts them (grain to 2 * grain - 1
     // elements), taken in order instead of stolen.

@@ -109,16 +109,16 @@ constexpr bool wants_uniform_scheduling() {
         return false;
 }
 
-// Calls run(pool) with the pool a CPU kernel of Tag runs on: the uniform
-// pool when the tag asks for it, else this thread's team (team_pool.h: the
-// torch adapter lends PyTorch's threads) when there is one, else the default
-// pool.
+// Calls run(pool) with the pool a CPU kernel of Tag runs on: this thread's
+// team (team_pool.h: the torch adapter lends PyTorch's threads) when there is
+// one, whatever the tag's scheduling (two sets of threads would compete);
+// else the uniform pool when the tag asks for it; else the default pool.
 template <typename Tag, typename Run>
 void with_cpu_pool(Run&& run) {
-    if constexpr (wants_uniform_scheduling<Tag>()) {
-        run(uniform_for_each_pool());
-    } else if (team_pool* team = current_team()) {
+    if (team_pool* team = current_team()) {
         run(*team);
+    } else if constexpr (wants_uniform_scheduling<Tag>()) {
+        run(uniform_for_each_pool());
     } else {
         run(default_pool());
     }

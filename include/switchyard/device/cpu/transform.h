@@ -45,7 +45,8 @@ namespace switchyard::detail {
 inline constexpr std::int64_t cpu_transform_block = 256;
 
 // The longest row an input repeated for every row is converted once for
-// (transform_range): 16 KiB of floats, which stay in L1/L2 beside the rows.
+// (transform_range): 16 KiB of floats per such input, kept in L2 beside the
+// rows.
 inline constexpr std::int64_t cpu_invariant_row_limit = 4096;
 
 // Lanes per fused group: 256 bytes of compute values, a loop the compiler
@@ -221,6 +222,21 @@ transform_row_fn<D, S, C, NOut, NIn, F> transform_row_for(cpu_isa level) noexcep
     return &transform_row_baseline<D, S, C, NOut, NIn, F>;
 }
 
+// Whether the row function transform_row_for(level) gives fuses dense rows.
+template <dtype D, typename S, typename C>
+bool fused_rows_at(cpu_isa level) noexcept {
+    if constexpr (std::is_same_v<S, C>) {
+        return false;
+    } else {
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
+        if (level == cpu_isa::x86_64_v4) return converts_lanes<cpu_isa::x86_64_v4, D, S, C>();
+        if (level == cpu_isa::x86_64_v3) return converts_lanes<cpu_isa::x86_64_v3, D, S, C>();
+#endif
+        (void)level;
+        return converts_lanes<cpu_isa::baseline, D, S, C>();
+    }
+}
+
 // Flat indices [begin, end) of the layout, row by row.
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 void transform_range(F const& f, elementwise_layout const& layout, std::int64_t begin, std::int64_t end) {
@@ -245,7 +261,8 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
     if constexpr (!std::is_same_v<S, C> && NIn > 0) {
         bool row_invariant[NIn] = {};
         int count = 0;
-        if (end - begin > row && row <= cpu_invariant_row_limit) {
+        if (end - begin > row && row <= cpu_invariant_row_limit && row_is_dense<NOut, NIn>(inner) &&
+            fused_rows_at<D, S, C>(host_cpu_isa())) {
             for (int k = 0; k < NIn; ++k) {
                 row_invariant[k] = inner[NOut + k] == 1;
                 for (std::int32_t d = 0; d < outer_rank; ++d)
