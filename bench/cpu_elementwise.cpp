@@ -105,17 +105,22 @@ void BM_softplus_libm(benchmark::State& state) {
     state.SetBytesProcessed(state.iterations() * n * 8);
 }
 
+// x [4096, 1024] times y [1024] (argument 0: per column) or y [4096, 1]
+// (argument 1: per row).
 template <sy::dtype D>
 void BM_broadcast_multiply(benchmark::State& state) {
     using S = sy::dtype_storage_t<D>;
     using C = sy::dtype_compute_t<D>;
     std::int64_t const rows = 4096, cols = 1024;
-    std::vector<S> x(static_cast<std::size_t>(rows * cols)), y(static_cast<std::size_t>(cols)), out(x.size());
+    bool const per_row = state.range(0) == 1;
+    std::vector<S> x(static_cast<std::size_t>(rows * cols)), y(static_cast<std::size_t>(per_row ? rows : cols)),
+        out(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<S>(static_cast<float>(i % 101) * 0.01f);
     for (std::size_t i = 0; i < y.size(); ++i) y[i] = static_cast<S>(static_cast<float>(i % 7) * 0.1f);
     auto const cpu = sy::device_kind::cpu;
     auto const xr = sy::strided_ref::contiguous(x.data(), D, cpu, {rows, cols}, "x");
-    auto const yr = sy::strided_ref::contiguous(y.data(), D, cpu, {cols}, "y");
+    auto const yr = per_row ? sy::strided_ref::contiguous(y.data(), D, cpu, {rows, 1}, "y")
+                            : sy::strided_ref::contiguous(y.data(), D, cpu, {cols}, "y");
     auto const o = sy::strided_ref::contiguous(out.data(), D, cpu, {rows, cols}, "out");
     for (auto _ : state) {
         sy::transform(
@@ -131,7 +136,7 @@ BENCHMARK(BM_copy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_relu)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_softplus)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_softplus_libm)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_broadcast_multiply<sy::dtype::f32>)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_broadcast_multiply<sy::dtype::bf16>)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_broadcast_multiply<sy::dtype::f16>)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_broadcast_multiply<sy::dtype::f32>)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_broadcast_multiply<sy::dtype::bf16>)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_broadcast_multiply<sy::dtype::f16>)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

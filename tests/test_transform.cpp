@@ -207,6 +207,125 @@ TEST_CASE("transform with several outputs, many inputs and in place", "[transfor
     }
 }
 
+// A row whose inputs are dense but one repeated per row runs a loop of its
+// own with that input in a register (device/cpu/transform.h): each input
+// position, with one and two outputs, up to the loop's input limit and past
+// it, and two repeated inputs (staged), all against the plain formula.
+template <sy::dtype D, int NIn>
+void check_one_repeated_input(int repeated, int second_repeated = -1) {
+    using S = storage<D>;
+    using C = compute<D>;
+    constexpr std::int64_t rows = 37, cols = 300;
+    std::vector<std::vector<S>> in(NIn);
+    std::vector<sy::strided_ref> refs;
+    for (int k = 0; k < NIn; ++k) {
+        bool const per_row = k == repeated || k == second_repeated;
+        in[k].resize(static_cast<std::size_t>(per_row ? rows : rows * cols));
+        for (std::size_t i = 0; i < in[k].size(); ++i)
+            in[k][i] = value_for<D>(static_cast<std::int64_t>(i * (2 * k + 1) + k));
+        refs.push_back(per_row ? sy::strided_ref::contiguous(in[k].data(), D, sy::device_kind::cpu, {rows, 1}, "r")
+                               : sy::strided_ref::contiguous(in[k].data(), D, sy::device_kind::cpu, {rows, cols}, "d"));
+    }
+    auto const input = [&](int k, std::int64_t i) {
+        bool const per_row = k == repeated || k == second_repeated;
+        return static_cast<C>(in[k][static_cast<std::size_t>(per_row ? i / cols : i)]);
+    };
+    std::vector<S> sum(static_cast<std::size_t>(rows * cols)), weighted(sum.size());
+    auto const out = [&](std::vector<S>& v) {
+        return sy::strided_ref::contiguous(v.data(), D, sy::device_kind::cpu, {rows, cols}, "out");
+    };
+    // Exact in every compute type: small integers.
+    auto const f = [](auto... v) {
+        C s = C(0), w = C(0), k = C(1);
+        ((s = s + v, w = w + k * v, k = k + C(1)), ...);
+        return sy::results{s, w};
+    };
+    auto const g = [f](auto... v) { return f(v...).template get<1>(); };
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        sy::transform(
+            sy::tag<sy::device_kind::cpu, D>{}, sy::outputs(out(sum), out(weighted)),
+            [f](decltype(K, C{})... v) { return f(v...); }, refs[K]...);
+        int wrong = 0;
+        for (std::int64_t i = 0; i < rows * cols; ++i) {
+            auto const expected = f(input(static_cast<int>(K), i)...);
+            wrong += sum[static_cast<std::size_t>(i)] != static_cast<S>(expected.template get<0>());
+            wrong += weighted[static_cast<std::size_t>(i)] != static_cast<S>(expected.template get<1>());
+        }
+        CHECK(wrong == 0);
+        std::fill(weighted.begin(), weighted.end(), S{});
+        sy::transform(
+            sy::tag<sy::device_kind::cpu, D>{}, out(weighted), [g](decltype(K, C{})... v) { return g(v...); },
+            refs[K]...);
+        wrong = 0;
+        for (std::int64_t i = 0; i < rows * cols; ++i)
+            wrong += weighted[static_cast<std::size_t>(i)] !=
+                     static_cast<S>(f(input(static_cast<int>(K), i)...).template get<1>());
+        CHECK(wrong == 0);
+    }
+    (std::make_index_sequence<NIn>{});
+}
+
+TEST_CASE("rows with one input repeated per row give every element", "[transform]") {
+    for (int k = 0; k < 3; ++k) {
+        INFO("three inputs, input " << k << " per row");
+        check_one_repeated_input<sy::dtype::f32, 3>(k);
+        check_one_repeated_input<sy::dtype::f64, 3>(k);
+        check_one_repeated_input<sy::dtype::i32, 3>(k);
+    }
+    for (int k = 0; k < 2; ++k) {
+        INFO("two inputs, input " << k << " per row");
+        check_one_repeated_input<sy::dtype::f32, 2>(k);
+    }
+    constexpr int limit = sy::detail::cpu_repeated_loop_inputs;
+    for (int k : {0, limit - 1}) {
+        INFO("inputs at the loop's limit, input " << k << " per row");
+        check_one_repeated_input<sy::dtype::f32, limit>(k);
+    }
+    for (int k : {0, limit}) {
+        INFO("inputs past the loop's limit (staged), input " << k << " per row");
+        check_one_repeated_input<sy::dtype::f32, limit + 1>(k);
+    }
+    INFO("two inputs per row (staged)");
+    check_one_repeated_input<sy::dtype::f32, 3>(0, 2);
+}
+
+TEST_CASE("a repeated input's row loop in place and in chunks that start mid-row", "[transform]") {
+    using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
+    constexpr std::int64_t rows = 23, cols = 301, n = rows * cols;
+    std::vector<float> x(n), gate(rows), out(n);
+    for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = float(i % 29) - 11.0f;
+    for (std::int64_t r = 0; r < rows; ++r) gate[static_cast<std::size_t>(r)] = float(r % 7) - 3.0f;
+    auto const f = [](float a, float g) { return a * 2.0f + g; };
+    auto const expected = [&](std::vector<float> const& from, std::int64_t i) {
+        return f(from[static_cast<std::size_t>(i)], gate[static_cast<std::size_t>(i / cols)]);
+    };
+    auto const x_ref = sy::strided_ref::contiguous(x.data(), sy::dtype::f32, sy::device_kind::cpu, {rows, cols}, "x");
+    auto const gate_ref =
+        sy::strided_ref::contiguous(gate.data(), sy::dtype::f32, sy::device_kind::cpu, {rows, 1}, "gate");
+    SECTION("chunks of any length") {
+        sy::strided_ref const outs[] = {
+            sy::strided_ref::contiguous(out.data(), sy::dtype::f32, sy::device_kind::cpu, {rows, cols}, "out")};
+        sy::strided_ref const ins[] = {x_ref, gate_ref};
+        auto const layout = sy::make_elementwise_layout("test", outs, 1, ins, 2);
+        for (std::int64_t cut : {std::int64_t{1}, cols / 2 + 1, cols, cols + 1, 3 * cols - 7}) {
+            INFO("chunks of " << cut);
+            std::fill(out.begin(), out.end(), -100.0f);
+            for (std::int64_t b = 0; b < n; b += cut)
+                sy::detail::transform_range<sy::dtype::f32, float, float, 1, 2>(f, layout, b, std::min(n, b + cut));
+            int wrong = 0;
+            for (std::int64_t i = 0; i < n; ++i) wrong += out[static_cast<std::size_t>(i)] != expected(x, i);
+            CHECK(wrong == 0);
+        }
+    }
+    SECTION("in place on the dense input") {
+        std::vector<float> const before = x;
+        sy::transform(Tag{}, x_ref, f, x_ref, gate_ref);
+        int wrong = 0;
+        for (std::int64_t i = 0; i < n; ++i) wrong += x[static_cast<std::size_t>(i)] != expected(before, i);
+        CHECK(wrong == 0);
+    }
+}
+
 TEST_CASE("mapped inputs: hoisted once per element of a broadcast input, fused otherwise", "[transform]") {
     using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
     constexpr std::int64_t rows = 300, cols = 257;

@@ -157,7 +157,8 @@ void run_transform(Tag tag, strided_ref const (&outs)[NOut], F const& f, strided
         static_assert(NOut == 1,
                       "transform: with several outputs the kernel returns results{...}, one value per output");
     for (std::size_t k = 0; k < NOut; ++k) check_operand<Tag>(outs[k], outs[0], "output");
-    for (std::size_t k = 0; k < NIn; ++k) check_operand<Tag>(ins[k], outs[0], "input");
+    if constexpr (NIn > 0)  // with no inputs, nvcc warns of an unsigned k < 0
+        for (std::size_t k = 0; k < NIn; ++k) check_operand<Tag>(ins[k], outs[0], "input");
 
     if constexpr (device == device_kind::webgpu) {
 #if defined(SWITCHYARD_HAS_WEBGPU_TRANSFORM)

@@ -8,8 +8,12 @@
 // lanes are loaded and converted, run through the kernel, converted and
 // stored back, in registers and a few hundred bytes of stack. A repeated
 // input is converted once per row, and an input that is the same row for
-// every row (per column) once per chunk. Any other row, and a fused row's
-// last n % W elements, is staged in blocks of cpu_transform_block elements:
+// every row (per column) once per chunk. Where the storage is the compute
+// type (f32, f64, integers), a row whose operands are all contiguous but one
+// repeated input runs as one loop in place, that input's value in a
+// register (for 2 to cpu_repeated_loop_inputs inputs). Any other row, and a
+// fused row's last n % W elements, is staged, in blocks of
+// cpu_transform_block elements (one block when every operand is in place):
 //   1. each input is loaded into a compute-type buffer by its own inner
 //      stride: converted from contiguous memory (F16C for f16, convert.h),
 //      repeated once (stride 0), or gathered (any other stride); an input
@@ -22,7 +26,9 @@
 // is compiled once per tag and CPU level (device/cpu/isa.h), not once per
 // combination of layouts. Staging costs a store and a load per operand and
 // element, which bounds cheap kernels on 2-byte types (docs/benchmarks.md);
-// hence the fused rows.
+// hence the fused rows. The rows issue no software prefetch: unlike
+// for_each's chunks, they ran as fast or faster without it on both CPUs
+// measured (docs/benchmarks.md).
 #pragma once
 
 #include <cstdint>
@@ -54,17 +60,78 @@ inline constexpr std::int64_t cpu_invariant_row_limit = 4096;
 template <typename C>
 inline constexpr int transform_lanes = sizeof(C) >= 256 ? 1 : static_cast<int>(256 / sizeof(C));
 
+// The most inputs for which a row with one repeated input has its own loop
+// (transform_row_repeated): each such input costs one more copy of the loop.
+inline constexpr int cpu_repeated_loop_inputs = 4;
+
+// Input k's value at j: its j-th, or `value` for the input Repeated.
+template <int K, int Repeated, typename P, typename C, typename N>
+SWITCHYARD_INLINE C input_value(P const& p, N j, C value) {
+    if constexpr (K == Repeated)
+        return value;
+    else
+        return p[j];
+}
+
 // out[o][j] = the function's o-th result on (in[0][j], in[1][j], ...) for j
-// in [0, n): the loop both kinds of row run, over registers or buffers.
-template <typename C, int NOut, int NIn, typename F, typename In, typename Out, typename N>
-SWITCHYARD_INLINE void apply_kernel(F const& kernel, In const& in, Out& out, N n) {
-    [&]<std::size_t... K, std::size_t... O>(std::index_sequence<K...>, std::index_sequence<O...>) {
-        for (N j = 0; j < n; ++j) {
-            auto const r = kernel(in[K][j]...);
-            ((out[O][j] = result_value<O, C>(r)), ...);
-        }
+// in [0, n): the loop every kind of row runs, over registers or buffers.
+// Input Repeated (if any) is `value` throughout: held in a register, so
+// what f computes from it alone is hoisted out of the loop by the compiler.
+// A function, not a lambda: g++'s flatten then inlines the kernel into the
+// loop in every row function of a file with several ops.
+template <typename C, int Repeated, typename F, typename In, typename Out, typename N, std::size_t... K,
+          std::size_t... O>
+SWITCHYARD_INLINE void apply_kernel_loop(F const& kernel, [[maybe_unused]] In const& in, Out& out, N n,
+                                         [[maybe_unused]] C value, std::index_sequence<K...>,
+                                         std::index_sequence<O...>) {
+    for (N j = 0; j < n; ++j) {
+        auto const r = kernel(input_value<static_cast<int>(K), Repeated>(in[K], j, value)...);
+        ((out[O][j] = result_value<O, C>(r)), ...);
     }
-    (std::make_index_sequence<NIn>{}, std::make_index_sequence<NOut>{});
+}
+template <typename C, int NOut, int NIn, int Repeated = -1, typename F, typename In, typename Out, typename N>
+SWITCHYARD_INLINE void apply_kernel(F const& kernel, In const& in, Out& out, N n, C value = C{}) {
+    apply_kernel_loop<C, Repeated>(kernel, in, out, n, value, std::make_index_sequence<NIn>{},
+                                   std::make_index_sequence<NOut>{});
+}
+
+// apply_kernel with input `repeated` (one of K) as `value`.
+template <typename C, int NOut, int NIn, typename F, int... K>
+SWITCHYARD_INLINE void apply_kernel_repeated(F const& kernel, C const* const* in, C* const* out, std::int64_t n,
+                                             int repeated, C value, std::integer_sequence<int, K...>) {
+    ((repeated == K ? apply_kernel<C, NOut, NIn, K>(kernel, in, out, n, value) : void()), ...);
+}
+
+// A row of compute-type storage whose outputs and inputs have stride 1 but
+// one input repeated (stride 0): one loop over the row, in place, the
+// repeated value in a register. Returns false for any other row. A lone
+// input repeated makes the row one value, and more than
+// cpu_repeated_loop_inputs inputs are left to the staged rows, which keeps
+// the copies of the loop few.
+template <typename C, int NOut, int NIn, typename F>
+SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, std::int64_t const* inner,
+                                              std::int64_t n) {
+    if constexpr (NIn >= 2 && NIn <= cpu_repeated_loop_inputs) {
+        int repeated = -1;
+        for (int k = 0; k < NOut; ++k)
+            if (inner[k] != 1) return false;
+        for (int k = 0; k < NIn; ++k) {
+            if (inner[NOut + k] == 1) continue;
+            if (inner[NOut + k] != 0 || repeated >= 0) return false;
+            repeated = k;
+        }
+        if (repeated < 0) return false;
+        C const* in[NIn];
+        for (int k = 0; k < NIn; ++k) in[k] = ptr[NOut + k];
+        C* out[NOut];
+        for (int o = 0; o < NOut; ++o) out[o] = ptr[o];
+        apply_kernel_repeated<C, NOut, NIn>(kernel, in, out, n, repeated, in[repeated][0],
+                                            std::make_integer_sequence<int, NIn>{});
+        return true;
+    } else {
+        (void)kernel, (void)ptr, (void)inner, (void)n;
+        return false;
+    }
 }
 
 template <int NOut, int NIn>
@@ -99,20 +166,7 @@ SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* pt
             for (int j = 0; j < W; ++j) in[k][j] = v;
         }
     }
-    // One prefetch per operand every 256 bytes of compute values.
-    constexpr std::int64_t prefetch_every =
-        W * static_cast<std::int64_t>(sizeof(C)) >= 256 ? 1 : 256 / (W * static_cast<std::int64_t>(sizeof(C)));
     for (std::int64_t g = 0; g < groups; ++g) {
-#if !defined(SWITCHYARD_NO_PREFETCH)
-        // The hardware prefetcher does not cross 4 KiB pages (device/cpu/for_each.h).
-        if (g % prefetch_every == 0) {
-            for (int o = 0; o < NOut; ++o)
-                __builtin_prefetch(reinterpret_cast<char const*>(ptr[o] + g * W) + prefetch_distance, 1);
-            for (int k = 0; k < NIn; ++k)
-                if (!repeated[k] && !ready[k])
-                    __builtin_prefetch(reinterpret_cast<char const*>(src[k] + g * W) + prefetch_distance, 0);
-        }
-#endif
         C out[NOut][W];
         C const* lanes[NI];
         for (int k = 0; k < NIn; ++k) {
@@ -135,25 +189,22 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
     constexpr std::int64_t B = cpu_transform_block;
     C in_buffer[NIn > 0 ? NIn : 1][B];
     C out_buffer[NOut][B];
-    for (std::int64_t j0 = 0; j0 < n; j0 += B) {
-        std::int64_t const m = n - j0 < B ? n - j0 : B;
-#if !defined(SWITCHYARD_NO_PREFETCH)
-        for (int k = 0; k < NOut; ++k)
-            if (inner[k] == 1) __builtin_prefetch(reinterpret_cast<char const*>(ptr[k] + j0) + prefetch_distance, 1);
-        for (int k = NOut; k < NOut + NIn; ++k)
-            if (inner[k] == 1) __builtin_prefetch(reinterpret_cast<char const*>(ptr[k] + j0) + prefetch_distance, 0);
-#endif
+    // A row read and written wholly in place needs no blocks: one loop.
+    bool in_place = std::is_same_v<S, C>;
+    for (int k = 0; k < NOut + NIn; ++k) in_place = in_place && inner[k] == 1;
+    std::int64_t const block = in_place ? n : B;
+    for (std::int64_t j0 = 0; j0 < n; j0 += block) {
+        std::int64_t const m = n - j0 < block ? n - j0 : block;
         C const* in[NIn > 0 ? NIn : 1];
         for (int k = 0; k < NIn; ++k) {
             S const* src = ptr[NOut + k] + j0 * inner[NOut + k];
-            if constexpr (std::is_same_v<S, C>) {
-                if (inner[NOut + k] == 1) {
-                    in[k] = src;
-                    continue;
-                }
-            }
-            load_block<D>(src, inner[NOut + k], in_buffer[k], m);
             in[k] = in_buffer[k];
+            if constexpr (std::is_same_v<S, C>)
+                if (inner[NOut + k] == 1) in[k] = src;
+            // A repeated input's copies, made for the first block, serve the
+            // row's later (no longer) blocks.
+            bool const filled = inner[NOut + k] == 0 && j0 > 0;
+            if (in[k] == in_buffer[k] && !filled) load_block<D>(src, inner[NOut + k], in_buffer[k], m);
         }
         C* out[NOut];
         for (int o = 0; o < NOut; ++o) {
@@ -167,15 +218,17 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
     }
 }
 
-// A row, fused where it can be and staged for the rest. I is the level the
+// A row: one loop with a repeated input in a register, or fused where it can
+// be and staged for the rest. I is the level the
 // caller is built for. The local copy of the function lets the compiler see
 // that what it captured does not alias what the loops write.
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
 SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, C const* const* ready,
                                      std::int64_t n) {
     F const kernel = f;
+    if constexpr (std::is_same_v<S, C>)
+        if (transform_row_repeated<C, NOut, NIn>(kernel, ptr, inner, n)) return;
     std::int64_t done = 0;
-    // Rows of a compute-type storage are read and written in place, staged.
     if constexpr (!std::is_same_v<S, C> && converts_lanes<I, D, S, C>())
         if (row_is_dense<NOut, NIn>(inner))
             done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, ready, n);
