@@ -102,6 +102,16 @@ SWITCHYARD_INLINE void apply_kernel_repeated(F const& kernel, C const* const* in
     ((repeated == K ? apply_kernel<C, NOut, NIn, K>(kernel, in, out, n, value) : void()), ...);
 }
 
+// Whether a row's outputs have stride 1 and each input stride 1 or 0.
+template <int NOut, int NIn>
+SWITCHYARD_INLINE bool row_is_dense(std::int64_t const* inner) {
+    for (int k = 0; k < NOut; ++k)
+        if (inner[k] != 1) return false;
+    for (int k = NOut; k < NOut + NIn; ++k)
+        if (inner[k] != 1 && inner[k] != 0) return false;
+    return true;
+}
+
 // A row of compute-type storage whose outputs and inputs have stride 1 but
 // one input repeated (stride 0): one loop over the row, in place, the
 // repeated value in a register. Returns false for any other row. A lone
@@ -112,12 +122,11 @@ template <typename C, int NOut, int NIn, typename F>
 SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, std::int64_t const* inner,
                                               std::int64_t n) {
     if constexpr (NIn >= 2 && NIn <= cpu_repeated_loop_inputs) {
+        if (!row_is_dense<NOut, NIn>(inner)) return false;
         int repeated = -1;
-        for (int k = 0; k < NOut; ++k)
-            if (inner[k] != 1) return false;
         for (int k = 0; k < NIn; ++k) {
-            if (inner[NOut + k] == 1) continue;
-            if (inner[NOut + k] != 0 || repeated >= 0) return false;
+            if (inner[NOut + k] != 0) continue;
+            if (repeated >= 0) return false;
             repeated = k;
         }
         if (repeated < 0) return false;
@@ -132,15 +141,6 @@ SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, st
         (void)kernel, (void)ptr, (void)inner, (void)n;
         return false;
     }
-}
-
-template <int NOut, int NIn>
-bool row_is_dense(std::int64_t const* inner) {
-    for (int k = 0; k < NOut; ++k)
-        if (inner[k] != 1) return false;
-    for (int k = NOut; k < NOut + NIn; ++k)
-        if (inner[k] != 1 && inner[k] != 0) return false;
-    return true;
 }
 
 // The first n - n % W elements of a dense row, fused; returns how many.
@@ -219,9 +219,8 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
 }
 
 // A row: one loop with a repeated input in a register, or fused where it can
-// be and staged for the rest. I is the level the
-// caller is built for. The local copy of the function lets the compiler see
-// that what it captured does not alias what the loops write.
+// be and staged for the rest. I is the level the caller is built for. The local copy of the function lets the compiler
+// see that what it captured does not alias what the loops write.
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
 SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, C const* const* ready,
                                      std::int64_t n) {
