@@ -6,10 +6,16 @@
 //   broadcast multiply: transform of x [4096, 1024] times y [1024] into a new
 //                     array, f32, bf16 and f16, on the default pool (the kernel
 //                     of examples/torch/mul_sigmoid.cpp without PyTorch)
+//   streamed outputs: transform with its outputs streamed or stored normally
+//                     (device/cpu/stream_store.h), output sizes 16-256 MiB: a
+//                     multiply per column (memory-bound), the same followed
+//                     by row sums of its output (a consumer), and softplus
+//                     (bound by its arithmetic)
 // Each benchmark reports bytes processed (read + write) so rates compare.
 #include <switchyard/for_each.h>
 #include <switchyard/math.h>
 #include <switchyard/parallel.h>
+#include <switchyard/reduce.h>
 #include <switchyard/transform.h>
 #include <switchyard/view.h>
 
@@ -17,7 +23,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace sy = switchyard;
@@ -130,6 +138,45 @@ void BM_broadcast_multiply(benchmark::State& state) {
     state.SetBytesProcessed(state.iterations() * rows * cols * 2 * static_cast<std::int64_t>(sizeof(S)));
 }
 
+// 64-byte aligned floats, as PyTorch's CPU allocations are (streamed rows
+// store the unaligned ends of a block normally).
+std::unique_ptr<float[], decltype(&std::free)> aligned_floats(std::int64_t n) {
+    void* p = std::aligned_alloc(64, static_cast<std::size_t>(n) * sizeof(float));
+    return {static_cast<float*>(p), &std::free};
+}
+
+enum class stream_kernel { multiply, multiply_then_read, softplus };
+
+// Argument 0: output MiB; argument 1: 1 streams the output, 0 stores it
+// normally (the threshold is set for the benchmark and restored).
+template <stream_kernel K>
+void BM_streamed_output(benchmark::State& state) {
+    std::int64_t const cols = 1024, n = state.range(0) << 18, rows = n / cols;
+    auto x = aligned_floats(n), out = aligned_floats(n), gate = aligned_floats(cols), sums = aligned_floats(rows);
+    for (std::int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 97) * 0.1f - 4.0f;
+    for (std::int64_t i = 0; i < cols; ++i) gate[i] = static_cast<float>(i % 7) * 0.1f;
+    auto const cpu = sy::device_kind::cpu;
+    auto const xr = sy::strided_ref::contiguous(x.get(), sy::dtype::f32, cpu, {rows, cols}, "x");
+    auto const gr = sy::strided_ref::contiguous(gate.get(), sy::dtype::f32, cpu, {cols}, "gate");
+    auto const o = sy::strided_ref::contiguous(out.get(), sy::dtype::f32, cpu, {rows, cols}, "out");
+    auto const s = sy::strided_ref::contiguous(sums.get(), sy::dtype::f32, cpu, {rows}, "sums");
+    auto& threshold = sy::detail::cpu_stream_store_bytes();
+    std::int64_t const saved = threshold.exchange(state.range(1) ? 0 : std::int64_t{1} << 62);
+    for (auto _ : state) {
+        if constexpr (K == stream_kernel::softplus) {
+            sy::transform(
+                cpu_f32{}, o, [](float a) { return sy::softplus(a); }, xr);
+        } else {
+            sy::transform(
+                cpu_f32{}, o, [](float a, float g) { return a * g; }, xr, gr);
+            if constexpr (K == stream_kernel::multiply_then_read) sy::reduce(cpu_f32{}, s, sy::dims{1}, sy::sum, o);
+        }
+        benchmark::ClobberMemory();
+    }
+    threshold.store(saved);
+    state.SetBytesProcessed(state.iterations() * n * 8);
+}
+
 }  // namespace
 
 BENCHMARK(BM_copy)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -139,4 +186,16 @@ BENCHMARK(BM_softplus_libm)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_broadcast_multiply<sy::dtype::f32>)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_broadcast_multiply<sy::dtype::bf16>)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_broadcast_multiply<sy::dtype::f16>)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_streamed_output<stream_kernel::multiply>)
+    ->ArgsProduct({{16, 64, 256}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_streamed_output<stream_kernel::multiply_then_read>)
+    ->ArgsProduct({{16, 64}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_streamed_output<stream_kernel::softplus>)
+    ->ArgsProduct({{16, 64}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_MAIN();

@@ -40,6 +40,15 @@ storage<D> value_for(std::int64_t i) {
     return static_cast<storage<D>>(static_cast<compute<D>>(i % 23) - compute<D>(7));
 }
 
+// Streams every output (device/cpu/stream_store.h) while it lives, when
+// `on`; else leaves the threshold as it is.
+struct streaming_every_output {
+    std::int64_t const saved;
+    explicit streaming_every_output(bool on)
+        : saved(on ? sy::detail::cpu_stream_store_bytes().exchange(0) : sy::detail::cpu_stream_store_bytes().load()) {}
+    ~streaming_every_output() { sy::detail::cpu_stream_store_bytes().store(saved); }
+};
+
 struct layout_case {
     char const* what;
     std::vector<std::int64_t> out_sizes, out_strides;
@@ -100,6 +109,9 @@ void check_layouts() {
 }  // namespace
 
 TEST_CASE("transform matches a coordinate reference for every layout and dtype", "[transform]") {
+    bool const stream = GENERATE(false, true);
+    INFO("outputs streamed: " << stream);
+    streaming_every_output const streaming(stream);
     check_layouts<sy::dtype::f32>();
     check_layouts<sy::dtype::f64>();
     check_layouts<sy::dtype::f16>();
@@ -157,6 +169,9 @@ TEST_CASE("elementwise_layout merges dimensions per operand and keeps broadcast 
 
 TEST_CASE("transform with several outputs, many inputs and in place", "[transform]") {
     using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
+    bool const stream = GENERATE(false, true);
+    INFO("outputs streamed: " << stream);
+    streaming_every_output const streaming(stream);
     constexpr std::int64_t n = 1000;
     std::vector<std::vector<float>> in(12, std::vector<float>(n));
     for (std::size_t k = 0; k < in.size(); ++k)
@@ -539,9 +554,10 @@ namespace {
 
 // One row through the row function built for `level`: out0 = x * 2 + y,
 // out1 = x - y, y repeated (stride 0) or contiguous, out0 optionally in
-// place over x.
+// place over x, the outputs optionally streamed.
 template <sy::dtype D>
-std::vector<std::uint16_t> run_row(sy::detail::cpu_isa level, std::int64_t n, bool y_repeated, bool in_place) {
+std::vector<std::uint16_t> run_row(sy::detail::cpu_isa level, std::int64_t n, bool y_repeated, bool in_place,
+                                   bool stream) {
     using S = storage<D>;
     using C = compute<D>;
     std::vector<S> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n)), out0(x.size()), out1(x.size());
@@ -554,7 +570,8 @@ std::vector<std::uint16_t> run_row(sy::detail::cpu_isa level, std::int64_t n, bo
     S* ptr[4] = {in_place ? x.data() : out0.data(), out1.data(), x.data(), y.data()};
     std::int64_t const inner[4] = {1, 1, 1, y_repeated ? 0 : 1};
     C const* const ready[2] = {nullptr, nullptr};
-    row(f, ptr, inner, ready, n);
+    row(f, ptr, inner, ready, n, stream);
+    sy::detail::stream_fence();
     std::vector<S> const& first = in_place ? x : out0;
     std::vector<std::uint16_t> bits;
     for (std::size_t i = 0; i < first.size(); ++i) {
@@ -576,10 +593,13 @@ void check_every_level() {
         for (bool y_repeated : {false, true}) {
             for (bool in_place : {false, true}) {
                 INFO("n " << n << ", y repeated " << y_repeated << ", in place " << in_place);
-                auto const baseline = run_row<D>(cpu_isa::baseline, n, y_repeated, in_place);
-                for (cpu_isa level : {cpu_isa::x86_64_v3, cpu_isa::x86_64_v4})
-                    if (sy::detail::host_cpu_isa() >= level)
-                        CHECK(run_row<D>(level, n, y_repeated, in_place) == baseline);
+                auto const baseline = run_row<D>(cpu_isa::baseline, n, y_repeated, in_place, false);
+                CHECK(run_row<D>(cpu_isa::baseline, n, y_repeated, in_place, true) == baseline);
+                for (cpu_isa level : {cpu_isa::x86_64_v3, cpu_isa::x86_64_v4}) {
+                    if (sy::detail::host_cpu_isa() < level) continue;
+                    CHECK(run_row<D>(level, n, y_repeated, in_place, false) == baseline);
+                    CHECK(run_row<D>(level, n, y_repeated, in_place, true) == baseline);
+                }
             }
         }
     }
@@ -600,7 +620,7 @@ TEST_CASE("every CPU level's row function gives the baseline's results", "[trans
 // (rows longer than the limit are converted as they go); a per-row f32 input
 // runs the register loop.
 template <sy::dtype D>
-void check_chunks_with_a_repeated_input(std::int64_t rows, std::int64_t cols, bool per_row) {
+void check_chunks_with_a_repeated_input(std::int64_t rows, std::int64_t cols, bool per_row, bool stream = false) {
     using S = storage<D>;
     using C = compute<D>;
     std::int64_t const repeats = per_row ? rows : cols;
@@ -618,10 +638,11 @@ void check_chunks_with_a_repeated_input(std::int64_t rows, std::int64_t cols, bo
     std::int64_t const n = rows * cols;
     // Chunks of one row or less never convert the input; longer ones do.
     for (std::int64_t cut : {std::int64_t{1}, cols / 2 + 1, cols, cols + 1, 2 * cols + 3, 3 * cols - 7}) {
-        INFO("rows " << rows << ", cols " << cols << (per_row ? ", per row" : ", per column") << ", chunks of " << cut);
+        INFO("rows " << rows << ", cols " << cols << (per_row ? ", per row" : ", per column")
+                     << (stream ? ", streamed" : "") << ", chunks of " << cut);
         std::fill(out.begin(), out.end(), S{});
         for (std::int64_t b = 0; b < n; b += cut)
-            sy::detail::transform_range<D, S, C, 1, 2>(f, layout, b, std::min(n, b + cut));
+            sy::detail::transform_range<D, S, C, 1, 2>(f, layout, b, std::min(n, b + cut), stream);
         int wrong = 0;
         for (std::int64_t i = 0; i < n; ++i) {
             S const expected =
@@ -638,6 +659,10 @@ TEST_CASE("an input repeated per row or per column gives every element in chunks
         check_chunks_with_a_repeated_input<sy::dtype::f16>(rows, cols, false);
         check_chunks_with_a_repeated_input<sy::dtype::bf16>(rows, cols, false);
         check_chunks_with_a_repeated_input<sy::dtype::f32>(rows, cols, true);
+        // Streamed outputs: chunks and rows start at any alignment.
+        check_chunks_with_a_repeated_input<sy::dtype::f16>(rows, cols, false, true);
+        check_chunks_with_a_repeated_input<sy::dtype::f32>(rows, cols, true, true);
+        check_chunks_with_a_repeated_input<sy::dtype::f32>(rows, cols, false, true);
     }
 }
 
@@ -673,5 +698,17 @@ TEST_CASE("fused f16 and bf16 rows convert every bit pattern as the scalar conve
                 ++differ;
         }
         CHECK(differ == 0);
+    }
+}
+
+TEST_CASE("SWITCHYARD_STREAM_STORE_BYTES takes a byte count and names itself when it is not one", "[transform]") {
+    using sy::detail::parse_stream_store_bytes;
+    CHECK(parse_stream_store_bytes("0") == 0);
+    CHECK(parse_stream_store_bytes("16777216") == 16777216);
+    for (char const* bad : {"12x", "-1", " 5", "1e6", "99999999999999999999999"}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(
+            parse_stream_store_bytes(bad),
+            Catch::StartsWith("SWITCHYARD_STREAM_STORE_BYTES must be a byte count") && Catch::Contains(bad));
     }
 }

@@ -29,6 +29,8 @@
 // hence the fused rows. The rows issue no software prefetch: unlike
 // for_each's chunks, they ran as fast or faster without it on both CPUs
 // measured (docs/benchmarks.md).
+// Large outputs are streamed (stream_store.h): each row then writes its
+// results through a block buffer.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,7 @@
 #include "switchyard/device/cpu/convert.h"
 #include "switchyard/device/cpu/for_each.h"
 #include "switchyard/device/cpu/isa.h"
+#include "switchyard/device/cpu/stream_store.h"
 #include "switchyard/view/elementwise_layout.h"
 
 namespace switchyard::detail {
@@ -114,13 +117,13 @@ SWITCHYARD_INLINE bool row_is_dense(std::int64_t const* inner) {
 
 // A row of compute-type storage whose outputs and inputs have stride 1 but
 // one input repeated (stride 0): one loop over the row, in place, the
-// repeated value in a register. Returns false for any other row. A lone
-// input repeated makes the row one value, and more than
-// cpu_repeated_loop_inputs inputs are left to the staged rows, which keeps
-// the copies of the loop few.
-template <typename C, int NOut, int NIn, typename F>
-SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, std::int64_t const* inner,
-                                              std::int64_t n) {
+// repeated value in a register (streamed outputs: one loop per block, into
+// a buffer). Returns false for any other row. A lone input repeated makes
+// the row one value, and more than cpu_repeated_loop_inputs inputs are left
+// to the staged rows, which keeps the copies of the loop few.
+template <cpu_isa I, dtype D, typename C, int NOut, int NIn, typename F>
+SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, std::int64_t const* inner, std::int64_t n,
+                                              bool stream) {
     if constexpr (NIn >= 2 && NIn <= cpu_repeated_loop_inputs) {
         if (!row_is_dense<NOut, NIn>(inner)) return false;
         int repeated = -1;
@@ -130,15 +133,23 @@ SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, st
             repeated = k;
         }
         if (repeated < 0) return false;
-        C const* in[NIn];
-        for (int k = 0; k < NIn; ++k) in[k] = ptr[NOut + k];
-        C* out[NOut];
-        for (int o = 0; o < NOut; ++o) out[o] = ptr[o];
-        apply_kernel_repeated<C, NOut, NIn>(kernel, in, out, n, repeated, in[repeated][0],
-                                            std::make_integer_sequence<int, NIn>{});
+        C const value = ptr[NOut + repeated][0];
+        C buffer[NOut][cpu_stream_block];
+        std::int64_t const block = stream ? cpu_stream_block : n;
+        for (std::int64_t j0 = 0; j0 < n; j0 += block) {
+            std::int64_t const m = n - j0 < block ? n - j0 : block;
+            C const* in[NIn];
+            for (int k = 0; k < NIn; ++k) in[k] = ptr[NOut + k] + (k == repeated ? 0 : j0);
+            C* out[NOut];
+            for (int o = 0; o < NOut; ++o) out[o] = stream ? buffer[o] : ptr[o] + j0;
+            apply_kernel_repeated<C, NOut, NIn>(kernel, in, out, m, repeated, value,
+                                                std::make_integer_sequence<int, NIn>{});
+            if (stream)
+                for (int o = 0; o < NOut; ++o) stream_store_block<I, D>(buffer[o], ptr[o] + j0, m);
+        }
         return true;
     } else {
-        (void)kernel, (void)ptr, (void)inner, (void)n;
+        (void)kernel, (void)ptr, (void)inner, (void)n, (void)stream;
         return false;
     }
 }
@@ -148,14 +159,18 @@ SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, st
 // converted (an input that is the same row for every row: transform_range).
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
 SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* ptr, std::int64_t const* inner,
-                                                   C const* const* ready, std::int64_t n) {
+                                                   C const* const* ready, std::int64_t n, bool stream) {
     constexpr int W = transform_lanes<C>;
+    // Streamed outputs are gathered a block of G groups at a time.
+    constexpr std::int64_t G = cpu_stream_block / W;
+    static_assert(G >= 1 && cpu_stream_block % W == 0);
     constexpr int NI = NIn > 0 ? NIn : 1;
     std::int64_t const groups = n / W;
     if (groups == 0) return 0;
     // A repeated input's W lanes are its value, converted once for the row;
     // the groups load only the others.
     C in[NI][W];
+    S staged[NOut][cpu_stream_block];
     S const* src[NI];
     bool repeated[NI];
     for (int k = 0; k < NIn; ++k) {
@@ -177,20 +192,28 @@ SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* pt
                 load_lanes<I, D, W>(src[k] + g * W, in[k]);
         }
         apply_kernel<C, NOut, NIn>(kernel, lanes, out, W);
-        for (int o = 0; o < NOut; ++o) store_lanes<I, D, W>(out[o], ptr[o] + g * W);
+        std::int64_t const slot = g % G;
+        for (int o = 0; o < NOut; ++o) store_lanes<I, D, W>(out[o], stream ? staged[o] + slot * W : ptr[o] + g * W);
+        if (stream && (slot == G - 1 || g == groups - 1))
+            for (int o = 0; o < NOut; ++o)
+                stream_bytes<I>(ptr[o] + (g - slot) * W, staged[o],
+                                static_cast<std::size_t>((slot + 1) * W) * sizeof(S));
     }
     return groups * W;
 }
 
 // A row of n elements, staged: operand k starts at ptr[k] and steps
 // inner[k] elements; outputs first.
-template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std::int64_t const* inner, std::int64_t n) {
+template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
+SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std::int64_t const* inner, std::int64_t n,
+                                            bool stream) {
     constexpr std::int64_t B = cpu_transform_block;
+    static_assert(B <= cpu_stream_block);
     C in_buffer[NIn > 0 ? NIn : 1][B];
     C out_buffer[NOut][B];
     // A row read and written wholly in place needs no blocks: one loop.
-    bool in_place = std::is_same_v<S, C>;
+    // Streamed outputs are written from the buffers.
+    bool in_place = std::is_same_v<S, C> && !stream;
     for (int k = 0; k < NOut + NIn; ++k) in_place = in_place && inner[k] == 1;
     std::int64_t const block = in_place ? n : B;
     for (std::int64_t j0 = 0; j0 < n; j0 += block) {
@@ -210,11 +233,16 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
         for (int o = 0; o < NOut; ++o) {
             out[o] = out_buffer[o];
             if constexpr (std::is_same_v<S, C>)
-                if (inner[o] == 1) out[o] = ptr[o] + j0;
+                if (inner[o] == 1 && !stream) out[o] = ptr[o] + j0;
         }
         apply_kernel<C, NOut, NIn>(kernel, in, out, m);
-        for (int o = 0; o < NOut; ++o)
-            if (out[o] == out_buffer[o]) store_block<D>(out_buffer[o], ptr[o] + j0 * inner[o], inner[o], m);
+        for (int o = 0; o < NOut; ++o) {
+            if (out[o] != out_buffer[o]) continue;
+            if (stream && inner[o] == 1)
+                stream_store_block<I, D>(out_buffer[o], ptr[o] + j0, m);
+            else
+                store_block<D>(out_buffer[o], ptr[o] + j0 * inner[o], inner[o], m);
+        }
     }
 }
 
@@ -223,18 +251,18 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
 // see that what it captured does not alias what the loops write.
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
 SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, C const* const* ready,
-                                     std::int64_t n) {
+                                     std::int64_t n, bool stream) {
     F const kernel = f;
     if constexpr (std::is_same_v<S, C>)
-        if (transform_row_repeated<C, NOut, NIn>(kernel, ptr, inner, n)) return;
+        if (transform_row_repeated<I, D, C, NOut, NIn>(kernel, ptr, inner, n, stream)) return;
     std::int64_t done = 0;
     if constexpr (!std::is_same_v<S, C> && converts_lanes<I, D, S, C>())
         if (row_is_dense<NOut, NIn>(inner))
-            done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, ready, n);
+            done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, ready, n, stream);
     if (done == n) return;
     S* rest[NOut + NIn];
     for (int k = 0; k < NOut + NIn; ++k) rest[k] = ptr[k] + done * inner[k];
-    transform_row_staged<D, S, C, NOut, NIn>(kernel, rest, inner, n - done);
+    transform_row_staged<I, D, S, C, NOut, NIn>(kernel, rest, inner, n - done, stream);
 }
 
 // The row built once per CPU level. flatten inlines everything the kernel
@@ -242,25 +270,25 @@ SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t con
 // for that level; without it g++ keeps a large function such as softplus out
 // of line and nothing vectorizes.
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-using transform_row_fn = void (*)(F const&, S* const*, std::int64_t const*, C const* const*, std::int64_t);
+using transform_row_fn = void (*)(F const&, S* const*, std::int64_t const*, C const* const*, std::int64_t, bool);
 
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 [[gnu::flatten]] void transform_row_baseline(F const& f, S* const* ptr, std::int64_t const* inner,
-                                             C const* const* ready, std::int64_t n) {
-    transform_row<cpu_isa::baseline, D, S, C, NOut, NIn>(f, ptr, inner, ready, n);
+                                             C const* const* ready, std::int64_t n, bool stream) {
+    transform_row<cpu_isa::baseline, D, S, C, NOut, NIn>(f, ptr, inner, ready, n, stream);
 }
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS)
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v3")]] void transform_row_v3(F const& f, S* const* ptr,
                                                                       std::int64_t const* inner, C const* const* ready,
-                                                                      std::int64_t n) {
-    transform_row<cpu_isa::x86_64_v3, D, S, C, NOut, NIn>(f, ptr, inner, ready, n);
+                                                                      std::int64_t n, bool stream) {
+    transform_row<cpu_isa::x86_64_v3, D, S, C, NOut, NIn>(f, ptr, inner, ready, n, stream);
 }
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v4")]] void transform_row_v4(F const& f, S* const* ptr,
                                                                       std::int64_t const* inner, C const* const* ready,
-                                                                      std::int64_t n) {
-    transform_row<cpu_isa::x86_64_v4, D, S, C, NOut, NIn>(f, ptr, inner, ready, n);
+                                                                      std::int64_t n, bool stream) {
+    transform_row<cpu_isa::x86_64_v4, D, S, C, NOut, NIn>(f, ptr, inner, ready, n, stream);
 }
 #endif
 
@@ -290,8 +318,10 @@ bool fused_rows_at(cpu_isa level) noexcept {
 }
 
 // Flat indices [begin, end) of the layout, row by row.
+// stream: the outputs' contiguous rows are streamed (stream_store.h).
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-void transform_range(F const& f, elementwise_layout const& layout, std::int64_t begin, std::int64_t end) {
+void transform_range(F const& f, elementwise_layout const& layout, std::int64_t begin, std::int64_t end,
+                     bool stream = false) {
     constexpr int N = NOut + NIn;
     std::int32_t const outer_rank = layout.rank > 0 ? layout.rank - 1 : 0;
     std::int64_t const row = layout.row_size();
@@ -343,7 +373,7 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
         C const* ready[NIn > 0 ? NIn : 1];
         for (int k = 0; k < NIn; ++k) ready[k] = invariant[k] ? invariant[k] + col : nullptr;
         std::int64_t const n = row - col < end - i ? row - col : end - i;
-        row_fn(f, ptr, inner, ready, n);
+        row_fn(f, ptr, inner, ready, n, stream);
         i += n;
         col = 0;
         for (std::int32_t d = outer_rank; d-- > 0;) {
@@ -351,15 +381,18 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
             coord[d] = 0;
         }
     }
+    if (stream) stream_fence();
 }
 
 template <dtype D, typename S, typename C, int NOut, int NIn, typename Tag, typename F>
 void cpu_transform(Tag, F const& f, elementwise_layout const& layout) {
     if (layout.numel == 0) return;
+    bool const stream = cpu_streams_output(layout.numel * NOut * static_cast<std::int64_t>(sizeof(S)));
     auto const run = [&](auto& pool) {
-        pool.parallel_for(
-            std::int64_t{0}, layout.numel, parallel_hint{0, for_each_ns_per_element},
-            [&](std::int64_t begin, std::int64_t end) { transform_range<D, S, C, NOut, NIn>(f, layout, begin, end); });
+        pool.parallel_for(std::int64_t{0}, layout.numel, parallel_hint{0, for_each_ns_per_element},
+                          [&](std::int64_t begin, std::int64_t end) {
+                              transform_range<D, S, C, NOut, NIn>(f, layout, begin, end, stream);
+                          });
     };
     with_cpu_pool<Tag>(run);
 }
