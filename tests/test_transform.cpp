@@ -519,6 +519,9 @@ TEST_CASE("transform rethrows a kernel's exception from the thread pool", "[tran
         if (v > 0) throw std::runtime_error("kernel refused");
         return v;
     };
+    bool const stream = GENERATE(false, true);
+    INFO("outputs streamed: " << stream);
+    streaming_every_output const streaming(stream);
     CHECK_THROWS_WITH(sy::transform(Tag{}, o, throwing, xr), "kernel refused");
 }
 
@@ -705,10 +708,26 @@ TEST_CASE("SWITCHYARD_STREAM_STORE_BYTES takes a byte count and names itself whe
     using sy::detail::parse_stream_store_bytes;
     CHECK(parse_stream_store_bytes("0") == 0);
     CHECK(parse_stream_store_bytes("16777216") == 16777216);
-    for (char const* bad : {"12x", "-1", " 5", "1e6", "99999999999999999999999"}) {
+    CHECK(parse_stream_store_bytes("9223372036854775807") == sy::detail::cpu_stream_store_never);
+    for (char const* bad :
+         {"12x", "-1", " 5", "1e6", "9223372036854775808", "9999999999999999999", "99999999999999999999999"}) {
         INFO(bad);
         CHECK_THROWS_WITH(
             parse_stream_store_bytes(bad),
             Catch::StartsWith("SWITCHYARD_STREAM_STORE_BYTES must be a byte count") && Catch::Contains(bad));
     }
+}
+
+TEST_CASE("outputs stream when they total at least SWITCHYARD_STREAM_STORE_BYTES", "[transform]") {
+    auto& threshold = sy::detail::cpu_stream_store_bytes();
+    std::int64_t const saved = threshold.exchange(4096);
+    bool const streams = sy::detail::cpu_streams_output(4096);
+    bool const below = sy::detail::cpu_streams_output(4095);
+    threshold.store(saved);
+    CHECK_FALSE(below);
+#if defined(SWITCHYARD_HAS_STREAM_STORES)
+    CHECK(streams);
+#else
+    CHECK_FALSE(streams);
+#endif
 }

@@ -1,6 +1,7 @@
 // Streaming (non-temporal) stores for transform's large outputs, switched
-// on by the environment variable SWITCHYARD_STREAM_STORE_BYTES: outputs of
-// at least that many bytes are streamed (0: every output); unset, none is.
+// on by the environment variable SWITCHYARD_STREAM_STORE_BYTES: an op's
+// outputs are streamed when they total at least that many bytes (0: always);
+// unset, none is.
 //
 // A normal store first reads the line it writes (read for ownership) and
 // leaves it in the cache. For an output larger than the cache that nothing
@@ -8,12 +9,10 @@
 // of a one-input map; streamed, the output goes to memory directly and
 // leaves the cache to the inputs. But streaming costs a pass through a
 // block buffer, which a kernel bound by its arithmetic pays for, and an
-// output that stays cached is faster to read back. Measured at 16-256 MiB
-// (docs/benchmarks.md), a multiply ran 1.1-2.1x faster streamed on an Intel
-// Xeon and 0.9-1.25x on an AMD EPYC, but softplus up to 20% slower and an
-// output read right after up to 36% slower: no size made it a safe
-// default, so it is the user's choice. Only x86-64 builds of g++
-// and clang stream; elsewhere outputs are stored normally.
+// output that stays cached is faster to read back. Measured
+// (docs/benchmarks.md), no size made it a safe default for every kernel and
+// machine, so it is the user's choice. Only x86-64 builds of g++ and clang
+// stream; elsewhere outputs are stored normally.
 //
 // Rows stage their results in a block of compute values and stream the block
 // (stream_store_block); stream_fence() then orders the streamed stores
@@ -43,15 +42,17 @@ namespace switchyard::detail {
 
 // The least output bytes an op streams: SWITCHYARD_STREAM_STORE_BYTES when
 // set and not empty, else none (the largest value). A value that is not a
-// plain decimal byte count is an error naming the variable, thrown by every
-// op until it is fixed (as SWITCHYARD_NUM_THREADS is). Tests change it.
+// plain decimal byte count is an error naming the variable, thrown by each
+// CPU transform on a build that streams (x86-64 g++ or clang) until it is
+// fixed. Tests change it.
 inline constexpr std::int64_t cpu_stream_store_never = std::numeric_limits<std::int64_t>::max();
 inline std::int64_t parse_stream_store_bytes(char const* value) {
     std::int64_t n = 0;
     bool valid = *value != '\0';
     for (char const* p = value; valid && *p != '\0'; ++p) {
-        valid = *p >= '0' && *p <= '9' && n <= (std::int64_t{1} << 60);
-        n = n * 10 + (*p - '0');
+        int const digit = *p - '0';
+        valid = digit >= 0 && digit <= 9 && n <= (cpu_stream_store_never - digit) / 10;
+        if (valid) n = n * 10 + digit;
     }
     if (!valid)
         throw std::invalid_argument(std::string("SWITCHYARD_STREAM_STORE_BYTES must be a byte count (digits only, "
@@ -68,8 +69,10 @@ inline std::atomic<std::int64_t>& cpu_stream_store_bytes() {
     return bytes;
 }
 
-// Whether an op writing `bytes` of outputs streams them.
-inline bool cpu_streams_output(std::int64_t bytes) {
+// Whether an op whose outputs total `bytes` streams them. (SWITCHYARD_INLINE
+// here and in stream_fence: an nvcc translation unit compiles these without
+// stream stores, a g++ one with them; they must not be merged at link time.)
+SWITCHYARD_INLINE bool cpu_streams_output(std::int64_t bytes) {
 #if defined(SWITCHYARD_HAS_STREAM_STORES)
     return bytes >= cpu_stream_store_bytes().load(std::memory_order_relaxed);
 #else
@@ -98,12 +101,25 @@ SWITCHYARD_INLINE void copy_unaligned_ends(void* dst, void const* src, std::size
     if (span.end < bytes)
         std::memcpy(static_cast<char*>(dst) + span.end, static_cast<char const*>(src) + span.end, bytes - span.end);
 }
+// The baseline copy uses the widest stores the whole build targets (a
+// -march=native build has no level variants).
 inline void stream_bytes_baseline(void* dst, void const* src, std::size_t bytes) {
-    stream_span const span = aligned_span<16>(dst, bytes);
     auto* d = static_cast<char*>(dst);
     auto const* s = static_cast<char const*>(src);
+#if defined(__AVX512F__)
+    stream_span const span = aligned_span<64>(dst, bytes);
+    for (std::size_t j = span.begin; j < span.end; j += 64)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(d + j), _mm512_loadu_si512(s + j));
+#elif defined(__AVX__)
+    stream_span const span = aligned_span<32>(dst, bytes);
+    for (std::size_t j = span.begin; j < span.end; j += 32)
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(d + j),
+                            _mm256_loadu_si256(reinterpret_cast<__m256i const*>(s + j)));
+#else
+    stream_span const span = aligned_span<16>(dst, bytes);
     for (std::size_t j = span.begin; j < span.end; j += 16)
         _mm_stream_si128(reinterpret_cast<__m128i*>(d + j), _mm_loadu_si128(reinterpret_cast<__m128i const*>(s + j)));
+#endif
     copy_unaligned_ends(dst, src, bytes, span);
 }
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS)
@@ -143,11 +159,22 @@ SWITCHYARD_INLINE void stream_bytes(void* dst, void const* src, std::size_t byte
 
 // Orders this thread's streamed stores before its later stores (the pool's
 // join), so that the thread that waits on the join reads them.
-inline void stream_fence() {
+SWITCHYARD_INLINE void stream_fence() {
 #if defined(SWITCHYARD_HAS_STREAM_STORES)
     _mm_sfence();
 #endif
 }
+
+// Calls stream_fence() when it leaves its scope, if `on`.
+struct stream_fence_on_exit {
+    bool on;
+    explicit stream_fence_on_exit(bool on_) : on(on_) {}
+    stream_fence_on_exit(stream_fence_on_exit const&) = delete;
+    stream_fence_on_exit& operator=(stream_fence_on_exit const&) = delete;
+    ~stream_fence_on_exit() {
+        if (on) stream_fence();
+    }
+};
 
 // dst[j] = src[j] as S for j in [0, n), n <= cpu_stream_block, streamed.
 inline constexpr std::int64_t cpu_stream_block = 256;

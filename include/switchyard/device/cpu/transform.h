@@ -323,6 +323,9 @@ template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 void transform_range(F const& f, elementwise_layout const& layout, std::int64_t begin, std::int64_t end,
                      bool stream = false) {
     constexpr int N = NOut + NIn;
+    // Fences on every exit, a kernel's exception included: the rows stored
+    // before the throw must not stay in this thread's write-combining buffers.
+    stream_fence_on_exit const fence{stream};
     std::int32_t const outer_rank = layout.rank > 0 ? layout.rank - 1 : 0;
     std::int64_t const row = layout.row_size();
     std::int64_t inner[N];
@@ -381,7 +384,6 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
             coord[d] = 0;
         }
     }
-    if (stream) stream_fence();
 }
 
 template <dtype D, typename S, typename C, int NOut, int NIn, typename Tag, typename F>
