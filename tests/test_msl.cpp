@@ -480,6 +480,71 @@ TEST_CASE("metal: f16, transposed operands and several outputs", "[msl][metal]")
     }
 }
 
+TEST_CASE("metal: borrowed buffers bind from a view's offset, vec4 only where it is aligned", "[msl][metal]") {
+    // The stand-in's buffers are host memory: a borrowed "MTLBuffer" here is
+    // a vector the test reads directly after sync().
+    metal_under_test d(false);
+    std::int64_t const n = 400;
+    std::vector<float> x_storage(static_cast<std::size_t>(n + 16)),
+        out_storage(static_cast<std::size_t>(n + 16), -1.0f);
+    for (std::size_t k = 0; k < x_storage.size(); ++k) x_storage[k] = static_cast<float>(k) * 0.05f - 9.0f;
+    std::uint64_t const x_bytes = x_storage.size() * sizeof(float), out_bytes = out_storage.size() * sizeof(float);
+    void* const x_at = d.device.borrow(x_storage.data(), x_bytes);
+    void* const out_at = d.device.borrow(out_storage.data(), out_bytes);
+    CHECK(x_at != x_storage.data());  // an address range of its own
+    CHECK(d.device.resolve(static_cast<char*>(x_at) + 12).buffer == x_storage.data());
+    CHECK(d.device.resolve(static_cast<char*>(x_at) + 12).offset == 12);
+    CHECK_FALSE(d.device.owns(x_at));
+    using metal_f32 = sy::tag<device_kind::metal, dtype::f32>;
+    auto const softplus = [](auto v) { return sy::softplus(v); };
+    auto const at = [](void* base, std::int64_t element) { return static_cast<float*>(base) + element; };
+    // (x offset, out offset) in elements: both 16-byte aligned (vec4), then
+    // neither (one index per thread).
+    for (auto const& [xo, oo] : {std::pair<std::int64_t, std::int64_t>{4, 8}, {3, 1}}) {
+        INFO("x from element " << xo << ", out from element " << oo);
+        std::fill(out_storage.begin(), out_storage.end(), -1.0f);
+        sy::transform(metal_f32{},
+                      sy::strided_ref::contiguous(at(out_at, oo), dtype::f32, device_kind::metal, {n}, "out"), softplus,
+                      sy::strided_ref::contiguous(at(x_at, xo), dtype::f32, device_kind::metal, {n}, "x"));
+        d.device.sync();
+        std::size_t wrong = 0;
+        for (std::int64_t k = 0; k < n; ++k) {
+            float const want = sy::softplus(x_storage[static_cast<std::size_t>(xo + k)]);
+            wrong += ulps(out_storage[static_cast<std::size_t>(oo + k)], want) > 2;
+        }
+        CHECK(wrong == 0);
+        CHECK(out_storage[static_cast<std::size_t>(oo - 1)] == -1.0f);  // nothing before the view written
+        CHECK(out_storage[static_cast<std::size_t>(oo + n)] == -1.0f);  // nor after it
+    }
+    CHECK(d.device.cached_pipelines() == 2);  // the vec4 kernel and the one of one index per thread
+    // A reduction reads a borrowed view from its offset too.
+    void* const total = d.device.alloc(sizeof(float));
+    sy::reduce(metal_f32{}, sy::strided_ref::contiguous(total, dtype::f32, device_kind::metal, {}, "total"),
+               sy::all_dims, sy::sum,
+               sy::strided_ref::contiguous(at(x_at, 5), dtype::f32, device_kind::metal, {n}, "x"));
+    double want_total = 0;
+    for (std::int64_t k = 0; k < n; ++k) want_total += x_storage[static_cast<std::size_t>(5 + k)];
+    CHECK(d.read<float>(total, 1)[0] == Approx(want_total).epsilon(1e-5));
+    // A view past the borrowed bytes, copies and free of a borrowed address,
+    // and a view after end_borrow are refused.
+    CHECK_THROWS_WITH(
+        sy::transform(metal_f32{}, sy::strided_ref::contiguous(at(out_at, 0), dtype::f32, device_kind::metal, {n}, "o"),
+                      softplus, sy::strided_ref::contiguous(at(x_at, 20), dtype::f32, device_kind::metal, {n}, "x")),
+        Catch::Contains("'x' reaches 1600 bytes from byte 80 of a buffer of 1664"));
+    std::vector<float> back(4);
+    CHECK_THROWS_WITH(d.device.copy_to_host(back.data(), x_at, 16), Catch::Contains("not a live buffer"));
+    CHECK_THROWS_WITH(d.device.free(x_at), Catch::Contains("did not allocate"));
+    d.device.end_borrow(x_at);
+    CHECK_THROWS_WITH(d.device.end_borrow(x_at), Catch::Contains("end_borrow of an address borrow did not give"));
+    CHECK_THROWS_WITH(
+        sy::transform(metal_f32{}, sy::strided_ref::contiguous(at(out_at, 0), dtype::f32, device_kind::metal, {n}, "o"),
+                      softplus, sy::strided_ref::contiguous(at(x_at, 0), dtype::f32, device_kind::metal, {n}, "x")),
+        Catch::Contains("'x'") && Catch::Contains("not a live buffer"));
+    d.device.end_borrow(out_at);
+    d.device.free(total);
+    d.device.sync();  // no recorded work may outlive the borrowed vectors
+}
+
 TEST_CASE("metal: bad input is refused, naming what was wrong", "[msl][metal]") {
     metal_under_test d(false);
     std::vector<float> host(16, 1.0f);

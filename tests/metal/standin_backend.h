@@ -131,12 +131,12 @@ public:
     }
     void release_pipeline(void* pipeline) override { delete static_cast<compiled_kernel*>(pipeline); }
 
-    void encode_dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::byte const> uniforms,
-                         std::uint64_t threads) override {
-        recorded_.push_back({static_cast<compiled_kernel*>(pipeline),
-                             {buffers.begin(), buffers.end()},
-                             {uniforms.begin(), uniforms.end()},
-                             threads});
+    void encode_dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::uint64_t const> offsets,
+                         std::span<std::byte const> uniforms, std::uint64_t threads) override {
+        std::vector<void*> bound;
+        for (std::size_t j = 0; j < buffers.size(); ++j) bound.push_back(static_cast<char*>(buffers[j]) + offsets[j]);
+        recorded_.push_back(
+            {static_cast<compiled_kernel*>(pipeline), std::move(bound), {uniforms.begin(), uniforms.end()}, threads});
     }
 
     void commit_and_wait() override {

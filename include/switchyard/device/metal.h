@@ -26,11 +26,19 @@
 // size_class_pool.h) until release_cached_buffers(), once no recorded work
 // can use them (a buffer freed while work is recorded waits for the next
 // commit). Not thread-safe: one thread uses a device at a time.
+//
+// Buffers the device did not make (PyTorch's MPS tensors' MTLBuffers) are
+// borrowed: borrow(buffer, bytes) gives an address range of their own,
+// reserved from the process's address space and never touched, so that a
+// view may point anywhere into them (a tensor's storage offset); a dispatch
+// binds the buffer from that offset. The device's own buffers are bound
+// from their start, as alloc returned them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -40,6 +48,8 @@
 #include <utility>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "switchyard/device/device.h"
 #include "switchyard/device/metal/backend.h"
 #include "switchyard/device/metal/objc_backend.h"
@@ -47,8 +57,9 @@
 
 namespace switchyard {
 
-// A buffer a dispatch binds: a live buffer of the device, the bytes the
-// kernel may touch, and the operand's name for errors ('x', or "partials").
+// A buffer a dispatch binds: a live buffer of the device or an address in
+// a borrowed one, the bytes from there the kernel may touch, and the
+// operand's name for errors ('x', or "partials").
 struct metal_binding {
     void* buffer = nullptr;
     std::uint64_t bytes = 0;
@@ -117,7 +128,7 @@ public:
     void copy_from_host(void* device_dst, void const* host_src, std::size_t bytes) {
         if (bytes == 0) return;
         check_extent(device_dst, bytes, "copy_from_host");
-        if (live().recorded) commit();  // recorded work reads what was there before
+        if (live().recorded || live().in_flight) commit();  // that work reads what was there before
         std::memcpy(live().backend->contents(device_dst), host_src, bytes);
         ++live().counters.uploads;
     }
@@ -126,14 +137,29 @@ public:
         if (bytes == 0) return;
         void* const src = const_cast<void*>(device_src);
         check_extent(src, bytes, "copy_to_host");
-        if (live().recorded) commit();
+        if (live().recorded || live().in_flight) commit();
         std::memcpy(host_dst, live().backend->contents(src), bytes);
         ++live().counters.readbacks;
     }
 
-    // Commits recorded work, if any, and waits until it completes.
+    // Commits recorded work, if any, and waits until it and work flushed
+    // before completes.
     void sync() {
-        if (live().recorded) commit();
+        if (live().recorded || live().in_flight) commit();
+    }
+
+    // Commits recorded work without waiting for it, where the backend can
+    // (metal_backend::commit): buffers freed while it was recorded are
+    // reused by later work, which runs after it; copies and sync() still
+    // wait for it. The torch adapter flushes at the end of each MPS op.
+    void flush() {
+        state& s = live();
+        if (!s.recorded) return;
+        s.recorded = false;
+        s.in_flight = true;
+        ++s.counters.commits;
+        s.backend->commit();
+        recycle_freed_while_recorded();
     }
 
     std::string_view name() const noexcept { return "metal"; }
@@ -177,11 +203,58 @@ public:
     std::uint64_t size(void const* p) const { return find(p).size; }
     std::uint64_t capacity(void const* p) const { return find(p).capacity; }
 
+    // Lets dispatches bind `buffer`, an MTLBuffer this device did not make,
+    // whose first `bytes` the caller's views may use, until end_borrow of
+    // the returned address: views point into [address, address + bytes).
+    // The device neither copies, frees nor pools the buffer; its owner keeps
+    // it alive and orders its other uses.
+    void* borrow(void* buffer, std::uint64_t bytes) {
+        state& s = live();
+        if (!buffer) throw std::invalid_argument("metal: borrow of a null buffer");
+        std::size_t const reserved = bytes > 0 ? static_cast<std::size_t>(bytes) : 1;
+        void* const address = ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANON | MAP_NORESERVE, -1, 0);
+        if (address == MAP_FAILED)
+            throw device_error("metal: cannot reserve " + std::to_string(bytes) +
+                               " bytes of address space for a borrowed buffer");
+        s.borrowed.emplace(reinterpret_cast<std::uintptr_t>(address), borrowed_buffer{buffer, bytes, reserved});
+        return address;
+    }
+    void end_borrow(void* address) {
+        state& s = live();
+        auto const it = s.borrowed.find(reinterpret_cast<std::uintptr_t>(address));
+        if (it == s.borrowed.end()) throw std::invalid_argument("metal: end_borrow of an address borrow did not give");
+        ::munmap(address, it->second.reserved);
+        s.borrowed.erase(it);
+    }
+
+    // What a dispatch binds for p: the buffer, p's byte offset in it and the
+    // buffer's size (what alloc was asked for, or borrow given). buffer is
+    // null where p is neither a live buffer of this device nor an address
+    // in a borrowed one.
+    struct bound_buffer {
+        void* buffer = nullptr;
+        std::uint64_t offset = 0;
+        std::uint64_t size = 0;
+    };
+    bound_buffer resolve(void const* p) const noexcept {
+        if (!s_ || !p) return {};
+        if (auto const own = s_->buffers.find(const_cast<void*>(p)); own != s_->buffers.end())
+            return {const_cast<void*>(p), 0, own->second.size};
+        auto const address = reinterpret_cast<std::uintptr_t>(p);
+        auto it = s_->borrowed.upper_bound(address);
+        if (it == s_->borrowed.begin()) return {};
+        --it;
+        std::uint64_t const offset = address - it->first;
+        if (offset >= it->second.reserved) return {};
+        return {it->second.buffer, offset, it->second.bytes};
+    }
+
     // Records a dispatch of `threads` threads into the open command buffer:
-    // the bindings' buffers at 0..k-1, then the uniform words, padded to
-    // whole uint4s as the kernels declare them. Refuses a binding that is
-    // not a live buffer of this device or that reaches past the bytes alloc
-    // was asked for, naming `op` and the binding.
+    // the bindings' buffers at 0..k-1 (borrowed ones from their offsets),
+    // then the uniform words, padded to whole uint4s as the kernels declare
+    // them. Refuses a binding that is not a live or borrowed buffer of this
+    // device or that reaches past the bytes alloc was asked for (or borrow
+    // given), naming `op` and the binding.
     void dispatch(void* pipeline, std::span<metal_binding const> bindings, std::vector<std::uint32_t> uniform_words,
                   std::uint64_t threads, std::string_view op) {
         state& s = live();
@@ -190,19 +263,24 @@ public:
                                " buffers and its uniforms; a compute stage binds at most " +
                                std::to_string(max_buffers_per_stage));
         std::vector<void*> buffers;
+        std::vector<std::uint64_t> offsets;
         buffers.reserve(bindings.size());
+        offsets.reserve(bindings.size());
         for (metal_binding const& b : bindings) {
-            if (!owns(b.buffer))
+            bound_buffer const at = resolve(b.buffer);
+            if (!at.buffer)
                 throw device_error(std::string(op) + " on metal: " + b.name + " is not a live buffer of this device");
-            if (b.bytes > size(b.buffer))
-                throw std::invalid_argument(std::string(op) + " on metal: " + b.name + " reaches " +
-                                            std::to_string(b.bytes) + " bytes into a buffer of " +
-                                            std::to_string(size(b.buffer)));
-            buffers.push_back(b.buffer);
+            if (at.offset > at.size || b.bytes > at.size - at.offset)
+                throw std::invalid_argument(
+                    std::string(op) + " on metal: " + b.name + " reaches " + std::to_string(b.bytes) + " bytes " +
+                    (at.offset > 0 ? "from byte " + std::to_string(at.offset) + " of" : "into") + " a buffer of " +
+                    std::to_string(at.size));
+            buffers.push_back(at.buffer);
+            offsets.push_back(at.offset);
         }
         if (threads == 0) return;
         uniform_words.resize((uniform_words.size() + 3) / 4 * 4);
-        s.backend->encode_dispatch(pipeline, buffers, std::as_bytes(std::span(uniform_words)), threads);
+        s.backend->encode_dispatch(pipeline, buffers, offsets, std::as_bytes(std::span(uniform_words)), threads);
         s.recorded = true;
         ++s.counters.dispatches;
     }
@@ -215,14 +293,22 @@ private:
         std::uint64_t size;      // the bytes alloc was asked for
     };
 
+    struct borrowed_buffer {
+        void* buffer;
+        std::uint64_t bytes;   // what views may use
+        std::size_t reserved;  // the address range's length
+    };
+
     struct state {
         std::unique_ptr<metal_backend> backend;
         std::unordered_map<void*, live_buffer> buffers;
         pool_type pool;
         std::unordered_map<std::string, void*> pipelines;
         metal_counters counters;
-        bool recorded = false;  // the open command buffer holds work
+        bool recorded = false;   // the open command buffer holds work
+        bool in_flight = false;  // flushed work nothing has waited for yet
         std::vector<std::pair<void*, std::uint64_t>> freed_while_recorded;
+        std::map<std::uintptr_t, borrowed_buffer> borrowed;  // by reserved address, ordered for resolve()
     };
 
     state& live() const {
@@ -239,23 +325,28 @@ private:
     }
     void commit() {
         state& s = live();
+        if (s.recorded) ++s.counters.commits;
         s.recorded = false;
-        ++s.counters.commits;
+        s.in_flight = false;
         s.backend->commit_and_wait();
-        for (auto const& [buffer, capacity] : s.freed_while_recorded) recycle(buffer, capacity);
-        s.freed_while_recorded.clear();
+        recycle_freed_while_recorded();
+    }
+    void recycle_freed_while_recorded() {
+        for (auto const& [buffer, capacity] : s_->freed_while_recorded) recycle(buffer, capacity);
+        s_->freed_while_recorded.clear();
     }
     // The destructor's work (and a move assignment's, for the state it replaces).
     void close() noexcept {
         if (!s_) return;
         try {
-            if (s_->recorded) s_->backend->commit_and_wait();
+            if (s_->recorded || s_->in_flight) s_->backend->commit_and_wait();
         } catch (...) {  // a destructor does not throw; the work's error has no one to reach
         }
         for (auto const& [buffer, bytes] : s_->buffers) s_->backend->release_buffer(buffer);
         for (auto const& [buffer, bytes] : s_->freed_while_recorded) s_->backend->release_buffer(buffer);
         s_->pool.clear([&](void* b) { s_->backend->release_buffer(b); });
         for (auto const& [text, pipeline] : s_->pipelines) s_->backend->release_pipeline(pipeline);
+        for (auto const& [address, b] : s_->borrowed) ::munmap(reinterpret_cast<void*>(address), b.reserved);
         s_.reset();
     }
     void check_extent(void* buffer, std::size_t bytes, char const* call) const {

@@ -45,11 +45,16 @@ public:
     // Encodes one dispatch of `threads` threads into the open command buffer
     // (opening one if none is), in threadgroups of threadgroup_size (the
     // last one whole, its threads past `threads` included): buffers 0..k-1,
-    // then `uniforms` as buffer k.
-    virtual void encode_dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::byte const> uniforms,
-                                 std::uint64_t threads) = 0;
+    // each bound from its byte offset (offsets[j], aligned to the element
+    // the kernel reads), then `uniforms` as buffer k.
+    virtual void encode_dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::uint64_t const> offsets,
+                                 std::span<std::byte const> uniforms, std::uint64_t threads) = 0;
     // Commits the open command buffer, if any, and waits until it completes.
     virtual void commit_and_wait() = 0;
+    // Commits the open command buffer, if any, without waiting where the
+    // backend can: work encoded later runs after it (one queue, in order),
+    // and commit_and_wait() still waits for it.
+    virtual void commit() { commit_and_wait(); }
 };
 
 }  // namespace switchyard

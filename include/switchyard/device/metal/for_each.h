@@ -38,9 +38,12 @@ void metal_for_each(Tag tag, std::int64_t count, F const& f) {
         shader::trace_and_emit("metal", tag, f, count, device.has_f16(), device.has_bf16(),
                                [](shader::trace const& t, std::uint32_t lanes) { return shader::emit_msl(t, lanes); });
     std::vector<metal_binding> bindings;
+    bool aligned_for_lanes = true;
     for (std::uint32_t k : traced.program.bindings) {
         shader::binding const& b = traced.kernel.bindings()[k];
-        if (!device.owns(b.buffer))
+        metal_device::bound_buffer const at = device.resolve(b.buffer);
+        aligned_for_lanes = aligned_for_lanes && at.offset % 16 == 0;
+        if (!at.buffer)
             throw std::invalid_argument(std::string("for_each on metal: '") + b.name +
                                         "' is not a live buffer of the current metal device (allocate it with "
                                         "that device's alloc, or select the device with metal_device_guard)");
@@ -48,6 +51,13 @@ void metal_for_each(Tag tag, std::int64_t count, F const& f) {
             throw std::invalid_argument("for_each on metal: count is " + std::to_string(count) + " but '" + b.name +
                                         "' has " + std::to_string(b.elements) + " elements");
         bindings.push_back({const_cast<void*>(b.buffer), b.bytes, std::string("'") + b.name + "'"});
+    }
+    // A vector of 4 is read from a 16-byte boundary: a view that starts
+    // elsewhere in a borrowed buffer (a storage offset) takes one index per
+    // thread.
+    if (traced.lanes > 1 && !aligned_for_lanes) {
+        traced.program = shader::emit_msl(traced.kernel, 1);
+        traced.lanes = 1;
     }
     std::uint64_t const threads = static_cast<std::uint64_t>(count) / traced.lanes;
     traced.program.uniforms[0] = static_cast<std::uint32_t>(threads);

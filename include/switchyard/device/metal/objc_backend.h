@@ -36,7 +36,11 @@
 
 namespace switchyard::detail {
 
-class objc_metal_backend final : public metal_backend {
+// Dispatches are encoded into this backend's own command queue's open
+// command buffer; a subclass may encode elsewhere (torch/mps.h encodes into
+// PyTorch's MPS stream) by overriding encode_on_command_buffer, commit and
+// commit_and_wait.
+class objc_metal_backend : public metal_backend {
 public:
     objc_metal_backend() {
         objc_ = open_library("/usr/lib/libobjc.A.dylib", "the Objective-C runtime");
@@ -118,39 +122,24 @@ public:
     }
     void release_pipeline(void* pipeline) override { release(pipeline); }
 
-    void encode_dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::byte const> uniforms,
-                         std::uint64_t threads) override {
-        autorelease_pool const pool(*this);
-        if (!command_buffer_) {
-            command_buffer_ = send<void*>(queue_, "commandBuffer");
-            if (!command_buffer_) throw device_error("metal: commandBuffer failed");
-            send<void*>(command_buffer_, "retain");
-        }
-        void* const encoder = send<void*>(command_buffer_, "computeCommandEncoder");
-        if (!encoder) throw device_error("metal: computeCommandEncoder failed");
-        send<void, void*>(encoder, "setComputePipelineState:", pipeline);
-        std::uint64_t index = 0;
-        for (void* b : buffers)
-            send<void, void*, std::uint64_t, std::uint64_t>(encoder, "setBuffer:offset:atIndex:", b, 0, index++);
-        if (uniforms.size() <= 4096) {  // setBytes' documented limit
-            send<void, void const*, std::uint64_t, std::uint64_t>(encoder, "setBytes:length:atIndex:", uniforms.data(),
-                                                                  uniforms.size(), index);
-        } else {  // kept until the command buffer completes
-            void* const u = new_buffer(uniforms.size());
-            if (!u) throw device_error("metal: cannot allocate a uniform buffer of " + std::to_string(uniforms.size()));
-            std::memcpy(contents(u), uniforms.data(), uniforms.size());
-            uniform_buffers_.push_back(u);
-            send<void, void*, std::uint64_t, std::uint64_t>(encoder, "setBuffer:offset:atIndex:", u, 0, index);
-        }
+    void encode_dispatch(void* pipeline, std::span<void* const> buffers, std::span<std::uint64_t const> offsets,
+                         std::span<std::byte const> uniforms, std::uint64_t threads) override {
         std::uint64_t const limit = send<std::uint64_t>(pipeline, "maxTotalThreadsPerThreadgroup");
         if (limit < threadgroup_size)
             throw device_error("metal: the pipeline runs at most " + std::to_string(limit) +
                                " threads per threadgroup; switchyard's kernels are written for " +
                                std::to_string(threadgroup_size));
-        size3 const groups{(threads + threadgroup_size - 1) / threadgroup_size, 1, 1},
-            per_group{threadgroup_size, 1, 1};
-        send<void, size3, size3>(encoder, "dispatchThreadgroups:threadsPerThreadgroup:", groups, per_group);
-        send<void>(encoder, "endEncoding");
+        void* uniform_buffer = nullptr;
+        if (uniforms.size() > 4096) {  // past setBytes' documented limit; kept until the work completes
+            uniform_buffer = new_buffer(uniforms.size());
+            if (!uniform_buffer)
+                throw device_error("metal: cannot allocate a uniform buffer of " + std::to_string(uniforms.size()));
+            std::memcpy(contents(uniform_buffer), uniforms.data(), uniforms.size());
+            uniform_buffers_.push_back(uniform_buffer);
+        }
+        dispatch_work work{*this, pipeline, buffers, offsets, uniforms, uniform_buffer, threads};
+        encode_on_command_buffer(
+            &work, [](void* w, void* command_buffer) { static_cast<dispatch_work*>(w)->encode(command_buffer); });
     }
 
     void commit_and_wait() override {
@@ -164,12 +153,69 @@ public:
         std::string failure;
         if (send<std::uint64_t>(done, "status") == status_error) failure = describe(send<void*>(done, "error"));
         release(done);
-        for (void* b : uniform_buffers_) release(b);
-        uniform_buffers_.clear();
+        release_uniform_buffers();
         if (!failure.empty()) throw device_error("metal: a command buffer failed: " + failure);
     }
 
+protected:
+    // Calls encode(work, command_buffer) with the command buffer a dispatch
+    // goes into: this backend's open one (opened if none is).
+    virtual void encode_on_command_buffer(void* work, void (*encode)(void* work, void* command_buffer)) {
+        autorelease_pool const pool(*this);
+        if (!command_buffer_) {
+            command_buffer_ = send<void*>(queue_, "commandBuffer");
+            if (!command_buffer_) throw device_error("metal: commandBuffer failed");
+            send<void*>(command_buffer_, "retain");
+        }
+        encode(work, command_buffer_);
+    }
+    // After the work that used them has completed.
+    void release_uniform_buffers() {
+        for (void* b : uniform_buffers_) release(b);
+        uniform_buffers_.clear();
+    }
+    // A symbol of a library loaded in the process (libSystem's libdispatch).
+    static void* loaded_symbol(char const* name) {
+        void* const s = ::dlsym(RTLD_DEFAULT, name);
+        if (!s)
+            throw device_error(std::string("metal: Metal is not available on this system (no symbol ") + name + ")");
+        return s;
+    }
+
 private:
+    // One dispatch's arguments, encoded by encode() into a command buffer.
+    struct dispatch_work {
+        objc_metal_backend const& b;
+        void* pipeline;
+        std::span<void* const> buffers;
+        std::span<std::uint64_t const> offsets;
+        std::span<std::byte const> uniforms;
+        void* uniform_buffer;
+        std::uint64_t threads;
+
+        void encode(void* command_buffer) const {
+            autorelease_pool const pool(b);
+            void* const encoder = b.send<void*>(command_buffer, "computeCommandEncoder");
+            if (!encoder) throw device_error("metal: computeCommandEncoder failed");
+            b.send<void, void*>(encoder, "setComputePipelineState:", pipeline);
+            std::uint64_t index = 0;
+            for (; index < buffers.size(); ++index)
+                b.send<void, void*, std::uint64_t, std::uint64_t>(encoder, "setBuffer:offset:atIndex:", buffers[index],
+                                                                  offsets[index], index);
+            if (uniform_buffer)
+                b.send<void, void*, std::uint64_t, std::uint64_t>(encoder, "setBuffer:offset:atIndex:", uniform_buffer,
+                                                                  0, index);
+            else
+                b.send<void, void const*, std::uint64_t, std::uint64_t>(
+                    encoder, "setBytes:length:atIndex:", uniforms.data(), uniforms.size(), index);
+            size3 const groups{(threads + threadgroup_size - 1) / threadgroup_size, 1, 1},
+                per_group{threadgroup_size, 1, 1};
+            b.send<void, size3, size3>(encoder, "dispatchThreadgroups:threadsPerThreadgroup:", groups, per_group);
+            b.send<void>(encoder, "endEncoding");
+        }
+    };
+
+protected:
 #if defined(__aarch64__) || defined(__arm64__)
     using objc_bool = bool;  // BOOL
 #else
@@ -226,6 +272,7 @@ private:
         return ns_error ? utf8(send<void*>(ns_error, "localizedDescription")) : "(no error object)";
     }
 
+private:
     void* objc_ = nullptr;
     void* foundation_ = nullptr;
     void* metal_ = nullptr;

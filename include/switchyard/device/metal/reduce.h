@@ -37,7 +37,7 @@ struct metal_reduction_device {
 
     bool has_f16() const { return device.has_f16(); }
     bool has_bf16() const { return device.has_bf16(); }
-    bool owns(void const* p) const { return device.owns(p); }
+    bool owns(void const* p) const { return device.resolve(p).buffer != nullptr; }
     void* alloc(std::size_t bytes) { return device.alloc(bytes); }
     void free(void* p) { device.free(p); }
     void run(std::string const& text, std::vector<shader::reduction_binding> const& bindings,
