@@ -84,6 +84,14 @@ TEST_CASE("shader values: integer arithmetic follows WGSL, and never drops a fra
     CHECK((value<std::uint32_t>(0u) - 1u).host() == 0xFFFFFFFFu);
 }
 
+TEST_CASE("shader math refuses f64 when called, naming the dtype", "[shader]") {
+    // Compiles, so that one op source builds for every (device, dtype) point
+    // of a table; the shader devices' f64 points are refused when run.
+    sy::shader::value<double> const x(2.0);
+    CHECK_THROWS_WITH(sy::sqrt(x), Catch::Contains("dtype f64 has no shader type"));
+    CHECK_THROWS_AS(sy::exp(x), sy::shader::shader_error);
+}
+
 TEST_CASE("shader values: host numbers stay on the host, device values record nodes", "[shader]") {
     using sy::shader::value;
     value<float> const two = 2.0f;

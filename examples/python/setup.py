@@ -37,6 +37,15 @@ use_cuda = cuda_possible and wanted != "0"
 openmp = ["-fopenmp"] if sys.platform.startswith("linux") else []
 cxx_flags = ["-std=c++20", "-O3", "-fvisibility=hidden"] + openmp
 link_flags = openmp
+# On macOS with an MPS build of PyTorch the device-neutral ops also register
+# for MPS and run through switchyard's Metal device (include/switchyard/
+# torch/mps.h); SWITCHYARD_EXAMPLES_METAL=0 leaves Metal out, =1 requires it.
+wanted_metal = os.environ.get("SWITCHYARD_EXAMPLES_METAL", "auto")
+metal_possible = sys.platform == "darwin" and torch.backends.mps.is_built()
+if wanted_metal == "1" and not metal_possible:
+    raise SystemExit("SWITCHYARD_EXAMPLES_METAL=1 but this is not macOS with an MPS build of PyTorch")
+if metal_possible and wanted_metal != "0":
+    cxx_flags.append("-DSWITCHYARD_WITH_METAL=1")
 module = str(here / "switchyard_examples" / "module.cpp")
 if use_cuda:
     extension = CUDAExtension(

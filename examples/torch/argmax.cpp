@@ -24,7 +24,7 @@ struct argmax_op {
     static void op(Tag tag, sy::op_args const& args, sy::dims const& over) {
         sy::reduce(tag, args["out"], over, sy::argmax, args["x"]);
     }
-    using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis>;
+    using space = sy::axes<sy::torch_build_native_device_axis, sy::torch_full_float_stype_axis>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&, sy::dims const&)>;
 };
 

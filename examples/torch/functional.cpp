@@ -70,15 +70,15 @@ void lerp_impl(Tag tag, sy::op_args const& args, double weight) {
     });
 }
 
-using lerp_space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
+using lerp_space = sy::axes<sy::torch_build_native_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
                             sy::full_contiguity_axis, sy::full_placement_axis>;
 template <at::ScalarType S>
-using lerp_in_place = sy::axes<sy::torch_build_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
+using lerp_in_place = sy::axes<sy::torch_build_native_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
                                sy::full_contiguity_axis, sy::axis<sy::placement::in_place>>;
 using lerp_coverage =
     sy::coverage<lerp_in_place<at::kHalf>, lerp_in_place<at::kBFloat16>, lerp_in_place<at::kFloat>,
                  lerp_in_place<at::kDouble>,
-                 sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
+                 sy::axes<sy::torch_build_native_device_axis, sy::torch_full_float_stype_axis, out_float_stype_axis,
                           sy::full_contiguity_axis, sy::axis<sy::placement::out_of_place>>>;
 
 namespace {

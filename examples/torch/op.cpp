@@ -59,15 +59,15 @@ struct scale_cast_op {
 
     using float_types = sy::torch_full_float_stype_axis;
     using out_float_types = out_float_stype_axis;
-    using space = sy::axes<sy::torch_build_device_axis, float_types, out_float_types, sy::full_contiguity_axis,
+    using space = sy::axes<sy::torch_build_native_device_axis, float_types, out_float_types, sy::full_contiguity_axis,
                            sy::full_placement_axis>;
     // In place: same dtype in and out. Out of place: every float pair.
     template <at::ScalarType S>
-    using in_place_for = sy::axes<sy::torch_build_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
+    using in_place_for = sy::axes<sy::torch_build_native_device_axis, sy::axis<S>, sy::axis<out_stype(S)>,
                                   sy::full_contiguity_axis, sy::axis<sy::placement::in_place>>;
     using subspaces = sy::coverage<in_place_for<at::kHalf>, in_place_for<at::kBFloat16>, in_place_for<at::kFloat>,
                                    in_place_for<at::kDouble>,
-                                   sy::axes<sy::torch_build_device_axis, float_types, out_float_types,
+                                   sy::axes<sy::torch_build_native_device_axis, float_types, out_float_types,
                                             sy::full_contiguity_axis, sy::axis<sy::placement::out_of_place>>>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&, double)>;
 };

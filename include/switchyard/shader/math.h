@@ -13,16 +13,19 @@ namespace switchyard {
 namespace shader::detail {
 
 // double is accepted here only to be refused with a message that says why,
-// instead of an overload error at the call.
+// at dispatch rather than at compile time: one op source compiles for every
+// (device, dtype) point of its table, and Metal's and WebGPU's f64 points
+// are refused when called (shader views refuse f64 operands first).
 template <typename T>
 concept float_value =
     std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16> || std::is_same_v<T, double>;
 
 template <typename T, typename F>
 value<T> unary_math(op code, value<T> const& x, F host_fn) {
-    static_assert(!std::is_same_v<T, double>,
-                  "switchyard math on a shader device (webgpu, metal): dtype f64 has no shader type (shader "
-                  "languages have no 64-bit floats); use f32 or f16 (or bf16 on Metal) for these tags");
+    if constexpr (std::is_same_v<T, double>)
+        throw shader_error(
+            "switchyard math on a shader device (webgpu, metal): dtype f64 has no shader type (shader languages "
+            "have no 64-bit floats); use f32 or f16 (or bf16 on Metal)");
     if (!x.symbolic()) return value<T>(host_cast<T>(host_fn(static_cast<float>(x.host()))));
     return record<T>(code, "a math function", x);
 }

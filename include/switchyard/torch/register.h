@@ -1,6 +1,7 @@
 // register_kernel(m, "op", &fn): registers fn as the kernel of op for every
-// device the including file is compiled for: CPU, and CUDA when nvcc
-// compiles it. One registration serves both builds of an op file.
+// device the including file is compiled for: CPU, CUDA when nvcc compiles
+// it, and MPS where SWITCHYARD_WITH_METAL is defined (macOS). One
+// registration serves every build of an op file.
 //
 // fn is also registered for the Meta key, as the op's shape function (what
 // torch.compile's fake tensors run): with meta tensors, op_args checks the
@@ -21,7 +22,7 @@
 
 namespace switchyard {
 
-// register_kernel(m, "op", &fn, sy::without_meta): CPU and CUDA only.
+// register_kernel(m, "op", &fn, sy::without_meta): the devices only.
 struct without_meta_t {};
 inline constexpr without_meta_t without_meta{};
 
@@ -30,6 +31,9 @@ void register_kernel(torch::Library& m, char const* name, F* kernel, without_met
     m.impl(name, torch::dispatch(c10::DispatchKey::CPU, kernel));
 #if defined(__CUDACC__)
     m.impl(name, torch::dispatch(c10::DispatchKey::CUDA, kernel));
+#endif
+#if defined(SWITCHYARD_WITH_METAL)
+    m.impl(name, torch::dispatch(c10::DispatchKey::MPS, kernel));
 #endif
 }
 

@@ -23,7 +23,10 @@
 // (device/cuda/current_stream.h), until it is destroyed: construct it first
 // in the op, and transform and for_each launch where PyTorch would. For CPU
 // tensors it runs the op's CPU kernels on PyTorch's intra-op threads
-// (torch/threads.h) until it is destroyed.
+// (torch/threads.h) until it is destroyed. For MPS tensors (builds with
+// SWITCHYARD_WITH_METAL) it runs Metal kernels on PyTorch's MPS stream
+// (torch/mps.h) and commits them when it is destroyed; other builds refuse
+// MPS tensors, naming the argument.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -60,6 +63,10 @@
 #include "switchyard/view/iteration_order.h"
 #include "switchyard/view/overlap.h"
 #include "switchyard/view/strided_ref.h"
+
+#if defined(SWITCHYARD_WITH_METAL)
+#include "switchyard/torch/mps.h"
+#endif
 
 namespace switchyard {
 
@@ -169,9 +176,18 @@ public:
         auto const& first = *tensors.begin();
         if (!first.tensor.defined()) fail(std::string("argument '") + first.name + "' is an undefined tensor");
         meta_ = first.tensor.is_meta();
+        device_ = first.tensor.device().type();
+        if (device_ == c10::DeviceType::MPS) {
+#if defined(SWITCHYARD_WITH_METAL)
+            mps_.emplace();
+#else
+            fail(std::string("argument '") + first.name +
+                 "' is an MPS tensor, but this extension was built without Metal support (define "
+                 "SWITCHYARD_WITH_METAL on macOS: the switchyard::metal CMake target)");
+#endif
+        }
         for (auto const& t : tensors) add(t.name, t.tensor, first.name, first.tensor.device());
         inputs_ = count_;
-        device_ = first.tensor.device().type();
         dtype_ = first.tensor.scalar_type();
         if (device_ == c10::DeviceType::CPU) team_.emplace();
         if (device_ == c10::DeviceType::CUDA) {
@@ -369,13 +385,23 @@ private:
                 refs_[count_].type = to_dtype(t.scalar_type());
                 refs_[count_].rank = static_cast<std::int32_t>(t.dim());
             } else {
-                refs_[count_] = strided_source<at::Tensor>::ref(t, name);
+                refs_[count_] = ref_of(t, name);
             }
         } catch (std::exception const& e) {
             fail(std::string("argument '") + name + "': " + e.what());
         }
         tensors_[count_] = t;
         ++count_;
+    }
+
+    // A tensor's operand; an MPS tensor's data is its address in the borrowed
+    // range of its MTLBuffer (torch/mps.h).
+    strided_ref ref_of(at::Tensor const& t, char const* name) {
+        strided_ref r = strided_source<at::Tensor>::ref(t, name);
+#if defined(SWITCHYARD_WITH_METAL)
+        if (mps_) r.data = mps_->address_of(t);
+#endif
+        return r;
     }
 
     // Shapes formatted without c10::str: an ostream crashed inside the
@@ -404,8 +430,7 @@ private:
         // Resizing can reallocate storage that an input shares (x = base[:2],
         // out = base[3:]): the inputs' data pointers are read again after it.
         if (out.defined() && out.device() == tensors_[0].device() && detail::resize_output(out, shape) && !meta_)
-            for (std::size_t i = 0; i < count_; ++i)
-                refs_[i] = strided_source<at::Tensor>::ref(tensors_[i], refs_[i].name);
+            for (std::size_t i = 0; i < count_; ++i) refs_[i] = ref_of(tensors_[i], refs_[i].name);
         if (out.defined() && !detail::sizes_of<Size>(out).equals(shape))
             fail(std::string("argument '") + name + "' has shape " + detail::shape_string(out.sym_sizes()) +
                  " but the result has shape " + shape_string_of(shape));
@@ -456,6 +481,9 @@ private:
     c10::OptionalDeviceGuard guard_;
     std::optional<cuda_stream_scope> stream_;  // after guard_: restored first
     std::optional<torch_team_scope> team_;
+#if defined(SWITCHYARD_WITH_METAL)
+    std::optional<torch_mps_scope> mps_;
+#endif
 };
 
 // Makes the tensor's device current for the guard's lifetime (a no-op for

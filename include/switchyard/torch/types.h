@@ -121,12 +121,25 @@ struct device_enum<c10::DeviceType> {
 using torch_cpu_cuda_device_axis = axis<c10::DeviceType::CPU, c10::DeviceType::CUDA>;
 using torch_cpu_device_axis = axis<c10::DeviceType::CPU>;
 using torch_cuda_device_axis = axis<c10::DeviceType::CUDA>;
-// The devices this translation unit can run for_each on: CPU and CUDA when
-// nvcc compiles it, CPU otherwise. Lets one op file serve both builds.
-#if defined(__CUDACC__)
+// The devices this translation unit can run for_each on: CPU, CUDA when
+// nvcc compiles it, and MPS (switchyard's Metal) where SWITCHYARD_WITH_METAL
+// is defined. Lets one op file serve every build.
+#if defined(__CUDACC__) && defined(SWITCHYARD_WITH_METAL)
+using torch_build_device_axis = axis<c10::DeviceType::CPU, c10::DeviceType::CUDA, c10::DeviceType::MPS>;
+#elif defined(__CUDACC__)
 using torch_build_device_axis = torch_cpu_cuda_device_axis;
+#elif defined(SWITCHYARD_WITH_METAL)
+using torch_build_device_axis = axis<c10::DeviceType::CPU, c10::DeviceType::MPS>;
 #else
 using torch_build_device_axis = torch_cpu_device_axis;
+#endif
+// The devices of this build that run any C++ kernel, CPU and CUDA (not the
+// shader devices, which trace kernels): for ops a shader device cannot run,
+// such as kernels that cast to host types or write int64 indices.
+#if defined(__CUDACC__)
+using torch_build_native_device_axis = torch_cpu_cuda_device_axis;
+#else
+using torch_build_native_device_axis = torch_cpu_device_axis;
 #endif
 using torch_full_float_stype_axis =
     axis<c10::ScalarType::Half, c10::ScalarType::BFloat16, c10::ScalarType::Float, c10::ScalarType::Double>;

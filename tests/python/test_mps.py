@@ -1,0 +1,48 @@
+"""The example ops on PyTorch MPS tensors, through switchyard's Metal device
+(include/switchyard/torch/mps.h). They run only on macOS with an MPS build of
+PyTorch (.github/workflows/macos.yml); everywhere else they are skipped."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import switchyard_examples as sx
+
+ops = torch.ops.switchyard_examples
+
+pytestmark = pytest.mark.skipif(
+    not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()),
+    reason="needs an MPS device (macOS with an MPS build of PyTorch)",
+)
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+
+def tolerance(dtype):
+    return {torch.float32: (1e-5, 1e-5), torch.float16: (2e-3, 2e-3), torch.bfloat16: (2e-2, 2e-2)}[dtype]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_elementwise_ops_match_torch_on_mps(dtype):
+    atol, rtol = tolerance(dtype)
+    x = torch.randn(37, 301, device="mps").to(dtype) * 6
+    y = torch.randn(301, device="mps").to(dtype)
+    torch.testing.assert_close(sx.softplus(x, 2.0, 5.0), F.softplus(x, 2.0, 5.0), atol=atol, rtol=rtol)
+    torch.testing.assert_close(sx.mul_sigmoid(x, y), x * torch.sigmoid(y), atol=atol, rtol=rtol)
+    # Views with a storage offset, transposed, and in place.
+    base = torch.randn(64, 65, device="mps").to(dtype)
+    view = base[3:, 1:].t()
+    torch.testing.assert_close(sx.softplus(view, 1.0, 20.0), F.softplus(view, 1.0, 20.0), atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_softmax_matches_torch_on_mps(dtype):
+    atol, rtol = tolerance(dtype)
+    x = torch.randn(33, 1000, device="mps").to(dtype)
+    torch.testing.assert_close(ops.softmax(x), torch.softmax(x, -1), atol=atol, rtol=rtol)
+
+
+def test_mps_with_a_cpu_tensor_is_refused_naming_it():
+    x = torch.randn(8, device="mps")
+    with pytest.raises(RuntimeError, match="'gate' is on cpu"):
+        sx.mul_sigmoid(x, torch.randn(8))
