@@ -535,12 +535,39 @@ TEST_CASE("metal: borrowed buffers bind from a view's offset, vec4 only where it
     CHECK_THROWS_WITH(d.device.copy_to_host(back.data(), x_at, 16), Catch::Contains("not a live buffer"));
     CHECK_THROWS_WITH(d.device.free(x_at), Catch::Contains("did not allocate"));
     d.device.end_borrow(x_at);
-    CHECK_THROWS_WITH(d.device.end_borrow(x_at), Catch::Contains("end_borrow of an address borrow did not give"));
+    CHECK_THROWS_WITH(d.device.end_borrow(x_at),
+                      Catch::Contains("end_borrow of an address that borrow() did not return"));
     CHECK_THROWS_WITH(
         sy::transform(metal_f32{}, sy::strided_ref::contiguous(at(out_at, 0), dtype::f32, device_kind::metal, {n}, "o"),
                       softplus, sy::strided_ref::contiguous(at(x_at, 0), dtype::f32, device_kind::metal, {n}, "x")),
         Catch::Contains("'x'") && Catch::Contains("not a live buffer"));
+    // An f32 view must start on a 4-byte boundary: Metal binds from offsets
+    // aligned to the element read.
+    CHECK_THROWS_WITH(
+        sy::transform(
+            metal_f32{}, sy::strided_ref::contiguous(at(out_at, 100), dtype::f32, device_kind::metal, {8}, "o"),
+            softplus,
+            sy::strided_ref::contiguous(static_cast<char*>(out_at) + 2, dtype::f32, device_kind::metal, {8}, "x")),
+        Catch::Contains("'x' starts at byte 2 of its buffer, which is not a multiple of its 4-byte elements"));
+    CHECK_THROWS_WITH(d.device.borrow(nullptr, 16), Catch::Contains("borrow of a null buffer"));
+    // flush() commits what is recorded, once; the readback after it waits
+    // but commits nothing more.
+    std::uint64_t const commits = d.device.counters().commits;
+    int const run = d.standin->commits_run;
+    sy::transform(metal_f32{}, sy::strided_ref::contiguous(at(out_at, 0), dtype::f32, device_kind::metal, {n}, "o"),
+                  softplus, sy::strided_ref::contiguous(total, dtype::f32, device_kind::metal, {}, "t"));
+    d.device.flush();
+    d.device.flush();
+    CHECK(d.device.counters().commits == commits + 1);
+    CHECK(d.standin->commits_run == run + 1);
+    float const t = d.read<float>(total, 1)[0];
+    CHECK(d.device.counters().commits == commits + 1);
+    CHECK(out_storage[7] == sy::softplus(t));
     d.device.end_borrow(out_at);
+    // A zero-byte borrow binds nothing but is a valid address to end.
+    void* const empty_at = d.device.borrow(out_storage.data(), 0);
+    CHECK(d.device.resolve(empty_at).buffer == out_storage.data());
+    d.device.end_borrow(empty_at);
     d.device.free(total);
     d.device.sync();  // no recorded work may outlive the borrowed vectors
 }

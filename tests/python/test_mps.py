@@ -2,6 +2,8 @@
 (include/switchyard/torch/mps.h). They run only on macOS with an MPS build of
 PyTorch (.github/workflows/macos.yml); everywhere else they are skipped."""
 
+import os
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -10,10 +12,12 @@ import switchyard_examples as sx
 
 ops = torch.ops.switchyard_examples
 
-pytestmark = pytest.mark.skipif(
-    not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()),
-    reason="needs an MPS device (macOS with an MPS build of PyTorch)",
-)
+# The macOS workflow sets SWITCHYARD_REQUIRE_MPS=1: there a missing MPS device
+# fails these tests instead of skipping them.
+_has_mps = hasattr(torch.backends, "mps") and torch.backends.mps.is_available()
+if os.environ.get("SWITCHYARD_REQUIRE_MPS") == "1" and not _has_mps:
+    raise RuntimeError("SWITCHYARD_REQUIRE_MPS=1 but torch.backends.mps.is_available() is False")
+pytestmark = pytest.mark.skipif(not _has_mps, reason="needs an MPS device (macOS with an MPS build of PyTorch)")
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
@@ -29,10 +33,17 @@ def test_elementwise_ops_match_torch_on_mps(dtype):
     y = torch.randn(301, device="mps").to(dtype)
     torch.testing.assert_close(sx.softplus(x, 2.0, 5.0), F.softplus(x, 2.0, 5.0), atol=atol, rtol=rtol)
     torch.testing.assert_close(sx.mul_sigmoid(x, y), x * torch.sigmoid(y), atol=atol, rtol=rtol)
-    # Views with a storage offset, transposed, and in place.
+    # Views with a storage offset: transposed, contiguous at an offset that
+    # is not 16-byte aligned (one index per thread) and one that is (vec4).
     base = torch.randn(64, 65, device="mps").to(dtype)
-    view = base[3:, 1:].t()
-    torch.testing.assert_close(sx.softplus(view, 1.0, 20.0), F.softplus(view, 1.0, 20.0), atol=atol, rtol=rtol)
+    for view in (base[3:, 1:].t(), base.flatten()[1:], base.flatten()[8:]):
+        torch.testing.assert_close(sx.softplus(view, 1.0, 20.0), F.softplus(view, 1.0, 20.0), atol=atol, rtol=rtol)
+    # out=, resized from empty, and an empty input.
+    out = torch.empty(0, device="mps", dtype=dtype)
+    sx.softplus(x, 2.0, 5.0, out=out)
+    torch.testing.assert_close(out, F.softplus(x, 2.0, 5.0), atol=atol, rtol=rtol)
+    empty = torch.empty(0, 5, device="mps", dtype=dtype)
+    assert sx.softplus(empty).shape == (0, 5)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -40,6 +51,19 @@ def test_softmax_matches_torch_on_mps(dtype):
     atol, rtol = tolerance(dtype)
     x = torch.randn(33, 1000, device="mps").to(dtype)
     torch.testing.assert_close(ops.softmax(x), torch.softmax(x, -1), atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sumsq_matches_torch_on_mps(dtype):
+    atol, rtol = tolerance(dtype)
+    x = torch.randn(17, 3000, device="mps").to(dtype)
+    want = (x.float() ** 2).sum(-1).to(dtype)
+    torch.testing.assert_close(ops.sumsq(x), want, atol=atol * 10, rtol=rtol * 10)
+
+
+def test_an_op_without_mps_kernels_is_refused_on_mps():
+    with pytest.raises(RuntimeError, match="mps"):
+        ops.argmax(torch.randn(8, device="mps"), None, False)
 
 
 def test_mps_with_a_cpu_tensor_is_refused_naming_it():

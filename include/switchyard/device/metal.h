@@ -170,6 +170,7 @@ public:
     // Releases the buffers kept for reuse; live buffers are untouched.
     void release_cached_buffers() {
         state& s = live();
+        if (s.recorded || s.in_flight) commit();  // work may still use them
         s.pool.clear([&](void* b) { s.backend->release_buffer(b); });
     }
     std::uint64_t cached_buffer_bytes() const { return live().pool.free_bytes(); }
@@ -222,7 +223,9 @@ public:
     void end_borrow(void* address) {
         state& s = live();
         auto const it = s.borrowed.find(reinterpret_cast<std::uintptr_t>(address));
-        if (it == s.borrowed.end()) throw std::invalid_argument("metal: end_borrow of an address borrow did not give");
+        if (it == s.borrowed.end())
+            throw std::invalid_argument(
+                "metal: end_borrow of an address that borrow() did not return (or already ended)");
         ::munmap(address, it->second.reserved);
         s.borrowed.erase(it);
     }
@@ -308,6 +311,7 @@ private:
         bool recorded = false;   // the open command buffer holds work
         bool in_flight = false;  // flushed work nothing has waited for yet
         std::vector<std::pair<void*, std::uint64_t>> freed_while_recorded;
+        std::vector<void*> release_after_wait;               // not pooled, freed while flushed work ran
         std::map<std::uintptr_t, borrowed_buffer> borrowed;  // by reserved address, ordered for resolve()
     };
 
@@ -320,8 +324,14 @@ private:
         auto const it = live().buffers.find(const_cast<void*>(p));
         return it == live().buffers.end() ? live_buffer{0, 0} : it->second;
     }
+    // Into the pool (flushed work that used it runs before any later use),
+    // else released, once no flushed work can use it.
     void recycle(void* buffer, std::uint64_t capacity) {
-        if (!s_->pool.give(buffer, capacity)) s_->backend->release_buffer(buffer);
+        if (s_->pool.give(buffer, capacity)) return;
+        if (s_->in_flight)
+            s_->release_after_wait.push_back(buffer);
+        else
+            s_->backend->release_buffer(buffer);
     }
     void commit() {
         state& s = live();
@@ -329,6 +339,8 @@ private:
         s.recorded = false;
         s.in_flight = false;
         s.backend->commit_and_wait();
+        for (void* b : s.release_after_wait) s.backend->release_buffer(b);
+        s.release_after_wait.clear();
         recycle_freed_while_recorded();
     }
     void recycle_freed_while_recorded() {
@@ -343,6 +355,7 @@ private:
         } catch (...) {  // a destructor does not throw; the work's error has no one to reach
         }
         for (auto const& [buffer, bytes] : s_->buffers) s_->backend->release_buffer(buffer);
+        for (void* b : s_->release_after_wait) s_->backend->release_buffer(b);
         for (auto const& [buffer, bytes] : s_->freed_while_recorded) s_->backend->release_buffer(buffer);
         s_->pool.clear([&](void* b) { s_->backend->release_buffer(b); });
         for (auto const& [text, pipeline] : s_->pipelines) s_->backend->release_pipeline(pipeline);

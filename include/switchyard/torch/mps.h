@@ -8,10 +8,11 @@
 // custom Metal kernels; committing is PyTorch's commitStream, waiting its
 // deviceSynchronize. Everything goes through ATen's MPS hooks, a C++
 // interface, so no Objective-C++ and no MPS header of PyTorch's is needed;
-// the hooks of a PyTorch without MPS throw PyTorch's own error.
+// where PyTorch reports no MPS device the first op says so.
 //
 // For an op's lifetime, torch_mps_scope makes that device current, holds it
-// (one op at a time), and borrows each tensor's MTLBuffer (an MPS storage's
+// (one op at a time; an op called from inside another on the same thread
+// shares the outer one's hold), and borrows each tensor's MTLBuffer (an MPS storage's
 // data pointer is its MTLBuffer): a view points into the borrowed range at
 // the tensor's storage offset, and the dispatch binds the buffer from there.
 // When the op ends its work is committed without waiting; PyTorch's later
@@ -42,7 +43,13 @@ class torch_mps_backend final : public objc_metal_backend {
 public:
     torch_mps_backend() : dispatch_sync_(reinterpret_cast<dispatch_sync_function>(loaded_symbol("dispatch_sync_f"))) {}
 
-    void commit() override { at::detail::getMPSHooks().commitStream(); }
+    // On the stream's queue, as PyTorch's custom-kernel pattern commits: the
+    // stream's command buffer is not changed under another thread's encoder.
+    // Work holding uniform buffers (rare) is waited for, so they can go.
+    void commit() override {
+        if (holds_uniform_buffers()) return commit_and_wait();
+        on_stream_queue([] { at::detail::getMPSHooks().commitStream(); });
+    }
     void commit_and_wait() override {
         at::detail::getMPSHooks().deviceSynchronize();
         release_uniform_buffers();
@@ -50,29 +57,34 @@ public:
 
 protected:
     void encode_on_command_buffer(void* work, void (*encode)(void* work, void* command_buffer)) override {
-        at::MPSHooksInterface const& hooks = at::detail::getMPSHooks();
+        void* const command_buffer = at::detail::getMPSHooks().getCommandBuffer();
+        if (!command_buffer) throw device_error("metal: PyTorch's MPS stream gave no command buffer");
+        on_stream_queue([&] { encode(work, command_buffer); });
+    }
+
+private:
+    using dispatch_sync_function = void (*)(void* queue, void* context, void (*work)(void*));
+    dispatch_sync_function dispatch_sync_;
+
+    // Runs f() on the MPS stream's serial dispatch queue and waits. An
+    // exception must not cross libdispatch's C frames: it is carried out and
+    // rethrown here.
+    template <typename F>
+    void on_stream_queue(F const& f) {
         struct call {
-            void* work;
-            void (*encode)(void*, void*);
-            void* command_buffer;
+            F const& f;
             std::exception_ptr error;
-        } c{work, encode, hooks.getCommandBuffer(), nullptr};
-        // An exception must not cross libdispatch's C frames: it is carried
-        // out and rethrown here.
-        dispatch_sync_(hooks.getDispatchQueue(), &c, [](void* p) {
+        } c{f, nullptr};
+        dispatch_sync_(at::detail::getMPSHooks().getDispatchQueue(), &c, [](void* p) {
             auto& c = *static_cast<call*>(p);
             try {
-                c.encode(c.work, c.command_buffer);
+                c.f();
             } catch (...) {
                 c.error = std::current_exception();
             }
         });
         if (c.error) std::rethrow_exception(c.error);
     }
-
-private:
-    using dispatch_sync_function = void (*)(void* queue, void* context, void (*work)(void*));
-    dispatch_sync_function dispatch_sync_;
 };
 
 }  // namespace detail
@@ -80,7 +92,7 @@ private:
 // See the file comment. Construct it before the op's views are made.
 class torch_mps_scope {
 public:
-    torch_mps_scope() : lock_(mutex()), device_(shared_device()), use_(device_) {}
+    torch_mps_scope() : lock_(hold()), device_(shared_device()), use_(device_) { ++depth(); }
     torch_mps_scope(torch_mps_scope const&) = delete;
     torch_mps_scope& operator=(torch_mps_scope const&) = delete;
     ~torch_mps_scope() {
@@ -89,12 +101,15 @@ public:
         } catch (...) {  // a destructor does not throw; PyTorch's next sync reports the stream's failure
         }
         for (auto const& [buffer, address] : borrowed_) device_.end_borrow(address);
+        --depth();
     }
 
     // Where t's element 0 is for switchyard's views: inside its MTLBuffer's
     // borrowed range, at its storage offset.
+    // An empty storage has no buffer: its views have no elements to bind.
     void* address_of(at::Tensor const& t) {
         void* const buffer = const_cast<void*>(t.storage().data());
+        if (!buffer || t.storage().nbytes() == 0) return nullptr;
         void* address = nullptr;
         for (auto const& [b, a] : borrowed_)
             if (b == buffer) address = a;
@@ -108,18 +123,25 @@ public:
     metal_device& device() noexcept { return device_; }
 
 private:
-    static std::mutex& mutex() {
-        static std::mutex m;
-        return m;
+    // Ops in progress on this thread: a nested op (an op calling another)
+    // does not take the lock its caller holds.
+    static int& depth() {
+        static thread_local int d = 0;
+        return d;
     }
-    // Made on first use; a failure (no MPS, no Metal) is thrown to that
-    // op and tried again by the next.
+    static std::unique_lock<std::mutex> hold() {
+        static std::mutex m;
+        return depth() > 0 ? std::unique_lock<std::mutex>() : std::unique_lock<std::mutex>(m);
+    }
+    // Made on first use (a failure, no MPS or no Metal, is thrown to that op
+    // and tried again by the next) and never destroyed: at exit PyTorch's
+    // stream and the Objective-C runtime may be gone before it.
     static metal_device& shared_device() {
-        static std::unique_ptr<metal_device> d;
+        static metal_device* d = nullptr;
         if (!d) {
             if (!at::detail::getMPSHooks().hasMPS())
                 throw device_error("switchyard: PyTorch reports no MPS device (built without MPS, or none here)");
-            d = std::make_unique<metal_device>(std::make_unique<detail::torch_mps_backend>());
+            d = new metal_device(std::make_unique<detail::torch_mps_backend>());
         }
         return *d;
     }

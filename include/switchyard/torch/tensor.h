@@ -70,14 +70,26 @@
 
 namespace switchyard {
 
+namespace detail {
+// t's operand with element 0 at `data`.
+inline strided_ref tensor_ref(at::Tensor const& t, char const* name, void* data) {
+    auto const device = t.device();
+    return strided_ref::make(data, to_dtype(t.scalar_type()), to_device_kind(device.type()), t.sizes().data(),
+                             t.strides().data(), t.dim(), name, device.has_index() ? device.index() : 0);
+}
+}  // namespace detail
+
+// An MPS tensor's data pointer is not an address switchyard can bind: it
+// becomes an operand through op_args (torch/mps.h).
 template <>
 struct strided_source<at::Tensor> {
     static strided_ref ref(at::Tensor const& t, char const* name) {
         if (!t.defined()) throw std::invalid_argument(std::string("'") + name + "' is an undefined tensor");
-        auto const device = t.device();
-        return strided_ref::make(t.data_ptr(), to_dtype(t.scalar_type()), to_device_kind(device.type()),
-                                 t.sizes().data(), t.strides().data(), t.dim(), name,
-                                 device.has_index() ? device.index() : 0);
+        if (t.device().type() == c10::DeviceType::MPS)
+            throw std::invalid_argument(std::string("'") + name +
+                                        "' is an MPS tensor: pass it through sy::op_args, which binds it to "
+                                        "switchyard's Metal device");
+        return detail::tensor_ref(t, name, t.data_ptr());
     }
 };
 
@@ -397,11 +409,10 @@ private:
     // A tensor's operand; an MPS tensor's data is its address in the borrowed
     // range of its MTLBuffer (torch/mps.h).
     strided_ref ref_of(at::Tensor const& t, char const* name) {
-        strided_ref r = strided_source<at::Tensor>::ref(t, name);
 #if defined(SWITCHYARD_WITH_METAL)
-        if (mps_) r.data = mps_->address_of(t);
+        if (mps_) return detail::tensor_ref(t, name, mps_->address_of(t));
 #endif
-        return r;
+        return strided_source<at::Tensor>::ref(t, name);
     }
 
     // Shapes formatted without c10::str: an ostream crashed inside the

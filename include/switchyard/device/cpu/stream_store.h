@@ -102,8 +102,9 @@ SWITCHYARD_INLINE void copy_unaligned_ends(void* dst, void const* src, std::size
         std::memcpy(static_cast<char*>(dst) + span.end, static_cast<char const*>(src) + span.end, bytes - span.end);
 }
 // The baseline copy uses the widest stores the whole build targets (a
-// -march=native build has no level variants).
-inline void stream_bytes_baseline(void* dst, void const* src, std::size_t bytes) {
+// -march=native build has no level variants); force-inlined, since
+// translation units built with other -m flags compile it differently.
+SWITCHYARD_INLINE void stream_bytes_baseline(void* dst, void const* src, std::size_t bytes) {
     auto* d = static_cast<char*>(dst);
     auto const* s = static_cast<char const*>(src);
 #if defined(__AVX512F__)

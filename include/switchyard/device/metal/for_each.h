@@ -43,10 +43,17 @@ void metal_for_each(Tag tag, std::int64_t count, F const& f) {
         shader::binding const& b = traced.kernel.bindings()[k];
         metal_device::bound_buffer const at = device.resolve(b.buffer);
         aligned_for_lanes = aligned_for_lanes && at.offset % 16 == 0;
+        // Metal binds a buffer from an offset aligned to the element read.
+        std::uint64_t const element_bytes = b.type == shader::scalar::f16 || b.type == shader::scalar::bf16 ? 2 : 4;
+        if (at.buffer && at.offset % element_bytes != 0)
+            throw std::invalid_argument(std::string("for_each on metal: '") + b.name + "' starts at byte " +
+                                        std::to_string(at.offset) + " of its buffer, which is not a multiple of its " +
+                                        std::to_string(element_bytes) + "-byte elements");
         if (!at.buffer)
             throw std::invalid_argument(std::string("for_each on metal: '") + b.name +
                                         "' is not a live buffer of the current metal device (allocate it with "
-                                        "that device's alloc, or select the device with metal_device_guard)");
+                                        "that device's alloc or borrow it, or select the device with "
+                                        "metal_device_guard)");
         if (b.elements < count)
             throw std::invalid_argument("for_each on metal: count is " + std::to_string(count) + " but '" + b.name +
                                         "' has " + std::to_string(b.elements) + " elements");

@@ -169,7 +169,9 @@ protected:
         }
         encode(work, command_buffer_);
     }
-    // After the work that used them has completed.
+    // Uniform buffers (dispatches with more than 4 KB of uniforms) wait for
+    // the work that reads them; release them after it has completed.
+    bool holds_uniform_buffers() const noexcept { return !uniform_buffers_.empty(); }
     void release_uniform_buffers() {
         for (void* b : uniform_buffers_) release(b);
         uniform_buffers_.clear();
