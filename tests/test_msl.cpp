@@ -135,10 +135,12 @@ TEST_CASE("msl: every math function agrees with switchyard/math.h", "[msl][math]
     }
     CHECK(worst_ulps(wide, [](auto v) { return sy::abs(v) * 2.0f - 1.0f; }) == 0);
     // The vector form: four indices per thread (a count divisible by 4),
-    // helpers per component.
+    // helpers per component. Two terms of one sign: the CPU's exp and the
+    // shaders' may differ by an ulp (math.h's drops r's error term), which a
+    // cancelling sum would magnify.
     wide.resize(wide.size() / 4 * 4);
     CHECK(worst_ulps(
-              wide, [](auto v) { return sy::exp(v) + sy::tanh(v); }, 4) <= 2);
+              wide, [](auto v) { return sy::exp(v) + sy::abs(sy::tanh(v)); }, 4) <= 2);
 }
 
 namespace {

@@ -236,6 +236,29 @@ void check_combine(Combine const& combine, std::vector<std::int64_t> const& size
 
 }  // namespace
 
+// amax and amin as written before they became two selects (a branch-free
+// form for the scalar folds): the same result, bit for bit, for every pair.
+template <typename A>
+void check_min_max_against_one_select(std::vector<A> const& values) {
+    for (A a : values)
+        for (A b : values) {
+            A const larger = (a > b || a != a) ? a : b, smaller = (a < b || a != a) ? a : b;
+            A const got_max = sy::amax(a, b), got_min = sy::amin(a, b);
+            INFO("a = " << a << ", b = " << b);
+            CHECK(std::memcmp(&got_max, &larger, sizeof(A)) == 0);
+            CHECK(std::memcmp(&got_min, &smaller, sizeof(A)) == 0);
+        }
+}
+
+TEST_CASE("amax and amin: NaN from either side, ties and signed zeros as one select gives them", "[reduce]") {
+    float const fnan = std::numeric_limits<float>::quiet_NaN(), finf = std::numeric_limits<float>::infinity();
+    check_min_max_against_one_select<float>({fnan, -fnan, finf, -finf, 0.0f, -0.0f, 1.5f, -2.0f, 1e-45f, 3e38f});
+    double const dnan = std::numeric_limits<double>::quiet_NaN(), dinf = std::numeric_limits<double>::infinity();
+    check_min_max_against_one_select<double>({dnan, dinf, -dinf, 0.0, -0.0, 1.5, -2.0, 5e-324});
+    check_min_max_against_one_select<std::int64_t>(
+        {0, -1, 1, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()});
+}
+
 TEST_CASE("transform_reduce: amin, amax, prod and a user's combine", "[reduce]") {
     constexpr auto f32 = sy::dtype::f32;
     std::vector<float> v(6 * 700);
