@@ -254,7 +254,7 @@ TEST_CASE("amax and amin: NaN from either side, ties and signed zeros as one sel
     float const fnan = std::numeric_limits<float>::quiet_NaN(), finf = std::numeric_limits<float>::infinity();
     check_min_max_against_one_select<float>({fnan, -fnan, finf, -finf, 0.0f, -0.0f, 1.5f, -2.0f, 1e-45f, 3e38f});
     double const dnan = std::numeric_limits<double>::quiet_NaN(), dinf = std::numeric_limits<double>::infinity();
-    check_min_max_against_one_select<double>({dnan, dinf, -dinf, 0.0, -0.0, 1.5, -2.0, 5e-324});
+    check_min_max_against_one_select<double>({dnan, -dnan, dinf, -dinf, 0.0, -0.0, 1.5, -2.0, 5e-324});
     check_min_max_against_one_select<std::int64_t>(
         {0, -1, 1, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()});
 }
