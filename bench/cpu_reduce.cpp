@@ -1,7 +1,8 @@
 // CPU reduction benchmarks (transform_reduce on the default pool), the
 // shapes of issue 16's CPU targets: a full sum of 2^24 floats, row sums of
-// [4096, 1024] and [256, 131072], and column sums of [4096, 1024]. Each
-// reports bytes read so rates compare with a copy. PyTorch's side of the
+// [4096, 1024] and [256, 131072], and column sums of [4096, 1024]; also row
+// sums of [64, 1024] (in cache: the per-row cost) and row amax, which the
+// targets do not name. Each reports bytes read so rates compare with a copy. PyTorch's side of the
 // comparison is timed by bench/torch_reduce.py (docs/benchmarks.md).
 #include <switchyard/reduce.h>
 
@@ -15,10 +16,14 @@ using cpu_f32 = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
 
 namespace {
 
-void run_sum(benchmark::State& state, std::vector<std::int64_t> const& sizes, sy::dims const& over) {
+template <typename Combine>
+void run_reduce(benchmark::State& state, std::vector<std::int64_t> const& sizes, sy::dims const& over,
+                Combine const& combine) {
     std::int64_t n = 1;
     for (auto s : sizes) n *= s;
-    std::vector<float> in(static_cast<std::size_t>(n), 1.0f), out(static_cast<std::size_t>(n));
+    std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    // Values in no order, so that a max's comparisons are not predictable.
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i * 2654435761u) % 1000u) * 1e-3f;
     std::int64_t strides[sy::max_rank] = {};
     sy::strided_ref::row_major_strides(sizes.data(), static_cast<std::int64_t>(sizes.size()), strides);
     auto const x = sy::strided_ref::make(in.data(), sy::dtype::f32, sy::device_kind::cpu, sizes.data(), strides,
@@ -34,16 +39,19 @@ void run_sum(benchmark::State& state, std::vector<std::int64_t> const& sizes, sy
     auto const o = sy::strided_ref::make(out.data(), sy::dtype::f32, sy::device_kind::cpu, kept.data(), kept_strides,
                                          static_cast<std::int64_t>(kept.size()), "out");
     for (auto _ : state) {
-        sy::reduce(cpu_f32{}, o, over, sy::sum, x);
+        sy::reduce(cpu_f32{}, o, over, combine, x);
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(float)));
 }
 
-void BM_sum_all(benchmark::State& s) { run_sum(s, {1 << 24}, sy::all_dims); }
-void BM_sum_rows_4096x1024(benchmark::State& s) { run_sum(s, {4096, 1024}, sy::dims{-1}); }
-void BM_sum_rows_256x131072(benchmark::State& s) { run_sum(s, {256, 131072}, sy::dims{-1}); }
-void BM_sum_columns_4096x1024(benchmark::State& s) { run_sum(s, {4096, 1024}, sy::dims{0}); }
+void BM_sum_all(benchmark::State& s) { run_reduce(s, {1 << 24}, sy::all_dims, sy::sum); }
+void BM_sum_rows_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{-1}, sy::sum); }
+void BM_sum_rows_256x131072(benchmark::State& s) { run_reduce(s, {256, 131072}, sy::dims{-1}, sy::sum); }
+void BM_sum_columns_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{0}, sy::sum); }
+void BM_sum_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::dims{-1}, sy::sum); }
+void BM_amax_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::dims{-1}, sy::amax); }
+void BM_amax_rows_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{-1}, sy::amax); }
 
 }  // namespace
 
@@ -51,5 +59,8 @@ BENCHMARK(BM_sum_all)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_256x131072)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_columns_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_64x1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_amax_rows_64x1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_amax_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -567,6 +567,40 @@ TEST_CASE("transform_reduce: the same bits whatever the pool's size", "[reduce]"
     }
 }
 
+TEST_CASE("transform_reduce: a row sum folds in the documented order", "[reduce]") {
+    // device/cpu/reduce.h: value j of a block into lane j % W, the lanes
+    // halved (l with l + W / 2, ...), the blocks' partials pairwise. Values
+    // of very different magnitudes make any other order give other bits.
+    constexpr std::int64_t W = sy::detail::transform_lanes<float>;
+    constexpr std::int64_t block = sy::detail::reduce_row_block;
+    auto const expected_row = [&](float const* v, std::int64_t n) {
+        std::vector<float> partials;
+        for (std::int64_t b0 = 0; b0 < n; b0 += block) {
+            std::vector<float> lanes(W, 0.0f);
+            for (std::int64_t j = 0; j < block && b0 + j < n; ++j) lanes[j % W] += v[b0 + j];
+            for (std::int64_t w = W / 2; w > 0; w /= 2)
+                for (std::int64_t l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+            partials.push_back(lanes[0]);
+        }
+        return sy::detail::fold_pairwise(sy::sum, partials.data(), static_cast<std::int64_t>(partials.size()));
+    };
+    for (std::int64_t row : {std::int64_t{1}, W - 1, W, W + 1, std::int64_t{1000}, 2 * block + 100}) {
+        INFO("rows of " << row);
+        constexpr std::int64_t rows = 3;
+        std::vector<float> x(static_cast<std::size_t>(rows * row)), out(rows);
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = std::ldexp(1.0f + static_cast<float>(i % 7) / 8.0f, static_cast<int>((i * 13) % 41) - 20) *
+                   (i % 3 == 0 ? -1.0f : 1.0f);
+        auto const in = sy::strided_ref::contiguous(x.data(), sy::dtype::f32, sy::device_kind::cpu, {rows, row}, "x");
+        auto const o = sy::strided_ref::contiguous(out.data(), sy::dtype::f32, sy::device_kind::cpu, {rows}, "out");
+        sy::reduce(cpu_tag<sy::dtype::f32>{}, o, sy::dims{-1}, sy::sum, in);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            float const want = expected_row(x.data() + r * row, row);
+            CHECK(std::memcmp(&out[static_cast<std::size_t>(r)], &want, sizeof(float)) == 0);
+        }
+    }
+}
+
 TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[reduce]") {
     constexpr auto f32 = sy::dtype::f32;
     using tag = cpu_tag<f32>;

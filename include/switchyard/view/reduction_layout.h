@@ -96,12 +96,14 @@ struct reduction_layout {
 private:
     static constexpr std::int64_t offset_in(std::int64_t const* sizes, std::int64_t const* strides, std::int32_t rank,
                                             std::int64_t i) noexcept {
+        // The outermost dimension needs no remainder (i < its size): a rank-1
+        // group costs no division.
         std::int64_t o = 0;
-        for (std::int32_t d = rank; d-- > 0;) {
+        for (std::int32_t d = rank; d-- > 1;) {
             o += (i % sizes[d]) * strides[d];
             i /= sizes[d];
         }
-        return o;
+        return rank > 0 ? o + i * strides[0] : o;
     }
 };
 

@@ -54,6 +54,29 @@ SWITCHYARD_INLINE C fold_pairwise(Combine const& combine, C* v, std::int64_t n) 
     return v[0];
 }
 
+// g++ fully unrolls a loop of a few constant iterations before its loop
+// vectorizer runs, and its SLP pass may then leave the unrolled combines
+// scalar (it did for amax's NaN select); the loop kept whole is vectorized.
+// nvcc's front end refuses the pragma (its host pass has no ISA variants).
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define SWITCHYARD_KEEP_LOOP _Pragma("GCC unroll 1")
+#else
+#define SWITCHYARD_KEEP_LOOP
+#endif
+
+// Folds lanes[0..W) into lanes[0] by halving: lane l with lane l + W / 2,
+// then with l + W / 4, ... A fixed order; each level's width is a constant,
+// so every level is one vector operation (with a runtime width the narrow
+// levels stayed scalar loops).
+template <int W, typename Combine, typename A>
+SWITCHYARD_INLINE void fold_lanes(Combine const& combine, A* lanes) {
+    if constexpr (W > 1) {
+        SWITCHYARD_KEEP_LOOP
+        for (int l = 0; l < W / 2; ++l) lanes[l] = combine(lanes[l], lanes[l + W / 2]);
+        fold_lanes<W / 2>(combine, lanes);
+    }
+}
+
 // How the reduced range is cut, from the layout alone.
 struct reduce_plan {
     std::int64_t blocks = 1;      // per output (row) or per tile (column)
@@ -103,8 +126,10 @@ struct reduced_walk {
 
     reduced_walk(reduction_layout const& l, std::int64_t r0) : layout(l) {
         std::int64_t const row = layout.reduced_row();
-        col = r0 % row;
-        std::int64_t outer = r0 / row;
+        // A block that starts in the first row (every block of a short
+        // reduction) needs no division.
+        col = r0 < row ? r0 : r0 % row;
+        std::int64_t outer = r0 < row ? 0 : r0 / row;
         for (std::int32_t d = layout.reduced_rank - 1; d-- > 0;) {
             coord[d] = outer % layout.reduced_sizes[d];
             outer /= layout.reduced_sizes[d];
@@ -166,7 +191,46 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     // Indices are always buffered, so indexed runs are not.
     bool in_place = std::is_same_v<S, C> && !indexed;
     for (int k = 0; k < NIn; ++k) in_place = in_place && inner[k] == 1;
-    for (std::int64_t r = r0; r < r1;) {
+    // Folds run[k][0..filled) into the lanes, value j into lane j % W.
+    auto const fold_run = [&](C const* const* run, std::int64_t filled) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            // Value j of the run, as the combine takes it.
+            auto const element = [&](std::int64_t j) {
+                if constexpr (indexed)
+                    return A{static_cast<C>(f(run[K][j]...)), index[j]};
+                else
+                    return static_cast<C>(f(run[K][j]...));
+            };
+            std::int64_t j0 = 0;
+            if constexpr (indexed) {
+                auto const step = [&](int l, std::int64_t j) {
+                    A const folded = combine(A{lane_value[l], lane_index[l]}, element(j));
+                    lane_value[l] = folded.value;
+                    lane_index[l] = folded.index;
+                };
+                for (; j0 + W <= filled; j0 += W)
+                    for (int l = 0; l < W; ++l) step(l, j0 + l);
+                for (int l = 0; j0 + l < filled; ++l) step(l, j0 + l);
+            } else {
+                for (; j0 + W <= filled; j0 += W)
+                    for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
+                for (int l = 0; j0 + l < filled; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
+            }
+        }
+        (std::make_index_sequence<NIn>{});
+    };
+    std::int64_t r = r0;
+    if constexpr (std::is_same_v<S, C> && !indexed) {
+        if (in_place && walk.row_left() >= r1 - r0) {
+            // The block lies in one row and is read in place (the common row
+            // reduction): one run, with no bookkeeping between runs.
+            C const* run[NIn];
+            for (int k = 0; k < NIn; ++k) run[k] = base[k] + walk.offset(k);
+            fold_run(run, r1 - r0);
+            r = r1;
+        }
+    }
+    while (r < r1) {
         std::int64_t want = r1 - r < B ? r1 - r : B;
         if (in_place) {
             std::int64_t const row_run = walk.row_left() < r1 - r ? walk.row_left() : r1 - r;
@@ -194,37 +258,11 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
             }
             for (int k = 0; k < NIn; ++k) run[k] = buffer[k];
         }
-        [&]<std::size_t... K>(std::index_sequence<K...>) {
-            // Value j of the run, as the combine takes it.
-            auto const element = [&](std::int64_t j) {
-                if constexpr (indexed)
-                    return A{static_cast<C>(f(run[K][j]...)), index[j]};
-                else
-                    return static_cast<C>(f(run[K][j]...));
-            };
-            std::int64_t j0 = 0;
-            if constexpr (indexed) {
-                auto const step = [&](int l, std::int64_t j) {
-                    A const folded = combine(A{lane_value[l], lane_index[l]}, element(j));
-                    lane_value[l] = folded.value;
-                    lane_index[l] = folded.index;
-                };
-                for (; j0 + W <= filled; j0 += W)
-                    for (int l = 0; l < W; ++l) step(l, j0 + l);
-                for (int l = 0; j0 + l < filled; ++l) step(l, j0 + l);
-            } else {
-                for (; j0 + W <= filled; j0 += W)
-                    for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
-                for (int l = 0; j0 + l < filled; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
-            }
-        }
-        (std::make_index_sequence<NIn>{});
+        fold_run(run, filled);
     }
     if constexpr (indexed)
         for (int l = 0; l < W; ++l) lanes[l] = A{lane_value[l], lane_index[l]};
-    // Halving: lane l with lane l + w, a vectorizable fixed order.
-    for (int w = W / 2; w > 0; w /= 2)
-        for (int l = 0; l < w; ++l) lanes[l] = combine(lanes[l], lanes[l + w]);
+    fold_lanes<W>(combine, lanes);
     return lanes[0];
 }
 
@@ -312,10 +350,10 @@ SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reductio
     F const kernel = f;
     std::int64_t const L = layout.reduced_numel;
     for (std::int64_t t = t0; t < t1; ++t) {
-        std::int64_t const block = t % plan.blocks;
+        std::int64_t const block = plan.blocks == 1 ? 0 : t % plan.blocks;
         std::int64_t const r0 = block * plan.block_size;
         std::int64_t const r1 = r0 + plan.block_size < L ? r0 + plan.block_size : L;
-        std::int64_t const unit = t / plan.blocks;  // an output (row) or a tile (column)
+        std::int64_t const unit = plan.blocks == 1 ? t : t / plan.blocks;  // an output (row) or a tile (column)
         S const* base[NIn];
         if (layout.reduced_inner) {
             for (int k = 0; k < NIn; ++k)

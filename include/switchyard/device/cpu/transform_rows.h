@@ -127,8 +127,7 @@ SWITCHYARD_INLINE void row_statistic(Stats const& stats, row_inputs<D, S, C, NIn
             for (int l = 0; j + l < len; ++l) lanes[l] = combine(lanes[l], element(j + l));
         }
         (std::make_index_sequence<NIn>{}, std::make_index_sequence<I>{});
-        for (int w = W / 2; w > 0; w /= 2)
-            for (int l = 0; l < w; ++l) lanes[l] = combine(lanes[l], lanes[l + w]);
+        fold_lanes<W>(combine, lanes);
         partials[b] = lanes[0];
     }
     s[I] = fold_pairwise(combine, partials, blocks);
