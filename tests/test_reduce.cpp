@@ -568,12 +568,15 @@ TEST_CASE("transform_reduce: the same bits whatever the pool's size", "[reduce]"
 }
 
 TEST_CASE("transform_reduce: a row sum folds in the documented order", "[reduce]") {
-    // device/cpu/reduce.h: value j of a block into lane j % W, the lanes
-    // halved (l with l + W / 2, ...), the blocks' partials pairwise. Values
-    // of very different magnitudes make any other order give other bits.
+    // docs/reduce.md: value j of a block into lane j % W, the lanes halved
+    // (l with l + W / 2, ...), the blocks' partials pairwise in block order.
+    // Values with full significands and random signs (so that sums cancel
+    // and rounding differences show), every other block scaled by 2^12, make
+    // another order give other bits.
     constexpr std::int64_t W = sy::detail::transform_lanes<float>;
     constexpr std::int64_t block = sy::detail::reduce_row_block;
-    auto const expected_row = [&](float const* v, std::int64_t n) {
+    auto const expected = [&](std::vector<float> const& v) {
+        std::int64_t const n = static_cast<std::int64_t>(v.size());
         std::vector<float> partials;
         for (std::int64_t b0 = 0; b0 < n; b0 += block) {
             std::vector<float> lanes(W, 0.0f);
@@ -582,20 +585,55 @@ TEST_CASE("transform_reduce: a row sum folds in the documented order", "[reduce]
                 for (std::int64_t l = 0; l < w; ++l) lanes[l] += lanes[l + w];
             partials.push_back(lanes[0]);
         }
-        return sy::detail::fold_pairwise(sy::sum, partials.data(), static_cast<std::int64_t>(partials.size()));
+        for (std::size_t m = partials.size(); m > 1; m = m / 2 + m % 2) {
+            for (std::size_t j = 0; j < m / 2; ++j) partials[j] = partials[2 * j] + partials[2 * j + 1];
+            if (m % 2) partials[m / 2] = partials[m - 1];
+        }
+        return partials[0];
     };
-    for (std::int64_t row : {std::int64_t{1}, W - 1, W, W + 1, std::int64_t{1000}, 2 * block + 100}) {
-        INFO("rows of " << row);
-        constexpr std::int64_t rows = 3;
-        std::vector<float> x(static_cast<std::size_t>(rows * row)), out(rows);
-        for (std::size_t i = 0; i < x.size(); ++i)
-            x[i] = std::ldexp(1.0f + static_cast<float>(i % 7) / 8.0f, static_cast<int>((i * 13) % 41) - 20) *
-                   (i % 3 == 0 ? -1.0f : 1.0f);
-        auto const in = sy::strided_ref::contiguous(x.data(), sy::dtype::f32, sy::device_kind::cpu, {rows, row}, "x");
+    auto const value = [](std::size_t i) {
+        std::uint64_t const hash = (i + 1) * 0x9E3779B97F4A7C15u;
+        float const scale = (i / block) % 2 == 0 ? 0x1p12f : 1.0f;
+        float const significand = 1.0f + static_cast<float>((hash >> 20) % (1u << 23)) * 0x1p-23f;
+        float const sign = (hash >> 63) != 0 ? -1.0f : 1.0f;
+        return sign * scale * std::ldexp(significand, static_cast<int>((hash >> 8) % 11) - 5);
+    };
+    // x [rows, A, C] summed over {1, 2}. Unpadded with inner stride 1 the
+    // reduced dimensions merge into rows read in place; a padded row (its
+    // dimensions do not merge) or an inner stride of 2 takes the runs that
+    // gather short rows or convert through the buffer.
+    struct shape_case {
+        std::int64_t A, C, inner_stride, pad;
+    };
+    std::vector<shape_case> const cases = {{1, 1, 1, 0},
+                                           {1, W - 1, 1, 0},
+                                           {1, W + 1, 1, 0},
+                                           {1, 1000, 1, 0},
+                                           {1, 4 * block + 100, 1, 0},
+                                           {97, 5, 1, 1},
+                                           {97, 100, 1, 1},
+                                           {97, W + 3, 2, 0},
+                                           {5, 9000, 1, 1},
+                                           {1, 4 * block + 100, 2, 0},
+                                           {3, block, 1, 1},
+                                           {1, 16 * block + 100, 1, 0}};
+    for (auto const& c : cases) {
+        INFO("A " << c.A << ", C " << c.C << ", inner stride " << c.inner_stride << ", pad " << c.pad);
+        constexpr std::int64_t rows = 2;
+        std::int64_t const row_pitch = c.C * c.inner_stride + c.pad;
+        std::vector<float> x(static_cast<std::size_t>(rows * c.A * row_pitch));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = value(i);
+        std::int64_t const sizes[3] = {rows, c.A, c.C}, strides[3] = {c.A * row_pitch, row_pitch, c.inner_stride};
+        auto const in = sy::strided_ref::make(x.data(), sy::dtype::f32, sy::device_kind::cpu, sizes, strides, 3, "x");
+        std::vector<float> out(rows);
         auto const o = sy::strided_ref::contiguous(out.data(), sy::dtype::f32, sy::device_kind::cpu, {rows}, "out");
-        sy::reduce(cpu_tag<sy::dtype::f32>{}, o, sy::dims{-1}, sy::sum, in);
+        sy::reduce(cpu_tag<sy::dtype::f32>{}, o, sy::dims{1, 2}, sy::sum, in);
         for (std::int64_t r = 0; r < rows; ++r) {
-            float const want = expected_row(x.data() + r * row, row);
+            std::vector<float> v;  // output r's values in reduced (row-major) order
+            for (std::int64_t a = 0; a < c.A; ++a)
+                for (std::int64_t j = 0; j < c.C; ++j)
+                    v.push_back(x[static_cast<std::size_t>(r * c.A * row_pitch + a * row_pitch + j * c.inner_stride)]);
+            float const want = expected(v);
             CHECK(std::memcmp(&out[static_cast<std::size_t>(r)], &want, sizeof(float)) == 0);
         }
     }

@@ -17,6 +17,19 @@
 #define SWITCHYARD_NOINLINE __attribute__((noinline))
 #endif
 
+// Put before a loop of a few constant iterations that g++ must not unroll
+// fully: it unrolls such loops before its loop vectorizer runs, and its SLP
+// pass may then leave the unrolled operations scalar (it did for amax's NaN
+// select in the CPU lane folds). nvcc's and nvc++'s front ends refuse the
+// pragma, so CPU code in .cu files goes without it (a speed cost only).
+#if !defined(SWITCHYARD_KEEP_LOOP)
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__NVCOMPILER)
+#define SWITCHYARD_KEEP_LOOP _Pragma("GCC unroll 1")
+#else
+#define SWITCHYARD_KEEP_LOOP
+#endif
+#endif
+
 // Marks the functions and variables that hold process-wide state: thread
 // pools, default devices, the current stream and trace, CUDA scratch pools,
 // the polling cap. They are hidden, so every shared library that includes

@@ -73,7 +73,8 @@ struct reduction_layout {
     bool reduced_inner = false;
 
     // Offsets of operand k at kept flat index m and at reduced flat index r
-    // (row-major over each group's sizes).
+    // (row-major over each group's sizes), for m in [0, kept_numel) and r in
+    // [0, reduced_numel): an index past the group is not wrapped.
     constexpr std::int64_t kept_offset(int k, std::int64_t m) const noexcept {
         return offset_in(kept_sizes, kept_strides[k], kept_rank, m);
     }

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "switchyard/core/combine.h"
+#include "switchyard/core/config.h"
 #include "switchyard/core/dtype.h"
 #include "switchyard/device/cpu/convert.h"
 #include "switchyard/device/cpu/for_each.h"
@@ -54,22 +55,13 @@ SWITCHYARD_INLINE C fold_pairwise(Combine const& combine, C* v, std::int64_t n) 
     return v[0];
 }
 
-// g++ fully unrolls a loop of a few constant iterations before its loop
-// vectorizer runs, and its SLP pass may then leave the unrolled combines
-// scalar (it did for amax's NaN select); the loop kept whole is vectorized.
-// nvcc's front end refuses the pragma (its host pass has no ISA variants).
-#if defined(__GNUC__) && !defined(__CUDACC__)
-#define SWITCHYARD_KEEP_LOOP _Pragma("GCC unroll 1")
-#else
-#define SWITCHYARD_KEEP_LOOP
-#endif
-
 // Folds lanes[0..W) into lanes[0] by halving: lane l with lane l + W / 2,
 // then with l + W / 4, ... A fixed order; each level's width is a constant,
-// so every level is one vector operation (with a runtime width the narrow
-// levels stayed scalar loops).
+// so every level vectorizes (with a runtime width the narrow levels stayed
+// scalar loops).
 template <int W, typename Combine, typename A>
 SWITCHYARD_INLINE void fold_lanes(Combine const& combine, A* lanes) {
+    static_assert((W & (W - 1)) == 0, "halving needs a power of two");
     if constexpr (W > 1) {
         SWITCHYARD_KEEP_LOOP
         for (int l = 0; l < W / 2; ++l) lanes[l] = combine(lanes[l], lanes[l + W / 2]);
@@ -223,7 +215,8 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     if constexpr (std::is_same_v<S, C> && !indexed) {
         if (in_place && walk.row_left() >= r1 - r0) {
             // The block lies in one row and is read in place (the common row
-            // reduction): one run, with no bookkeeping between runs.
+            // reduction): the one run the loop below would make, without its
+            // bookkeeping.
             C const* run[NIn];
             for (int k = 0; k < NIn; ++k) run[k] = base[k] + walk.offset(k);
             fold_run(run, r1 - r0);
