@@ -69,6 +69,15 @@ SWITCHYARD_INLINE void fold_lanes(Combine const& combine, A* lanes) {
     }
 }
 
+// Folds element(0..n) into lanes[0..W), value j into lane j % W.
+template <int W, typename Combine, typename Element, typename A>
+SWITCHYARD_INLINE void fold_into_lanes(Combine const& combine, Element const& element, std::int64_t n, A* lanes) {
+    std::int64_t j0 = 0;
+    for (; j0 + W <= n; j0 += W)
+        for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
+    for (int l = 0; j0 + l < n; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
+}
+
 // How the reduced range is cut, from the layout alone.
 struct reduce_plan {
     std::int64_t blocks = 1;      // per output (row) or per tile (column)
@@ -193,8 +202,8 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
                 else
                     return static_cast<C>(f(run[K][j]...));
             };
-            std::int64_t j0 = 0;
             if constexpr (indexed) {
+                std::int64_t j0 = 0;
                 auto const step = [&](int l, std::int64_t j) {
                     A const folded = combine(A{lane_value[l], lane_index[l]}, element(j));
                     lane_value[l] = folded.value;
@@ -204,9 +213,7 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
                     for (int l = 0; l < W; ++l) step(l, j0 + l);
                 for (int l = 0; j0 + l < filled; ++l) step(l, j0 + l);
             } else {
-                for (; j0 + W <= filled; j0 += W)
-                    for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
-                for (int l = 0; j0 + l < filled; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
+                fold_into_lanes<W>(combine, element, filled, lanes);
             }
         }
         (std::make_index_sequence<NIn>{});
@@ -214,9 +221,10 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     std::int64_t r = r0;
     if constexpr (std::is_same_v<S, C> && !indexed) {
         if (in_place && walk.row_left() >= r1 - r0) {
-            // The block lies in one row and is read in place (the common row
-            // reduction): the one run the loop below would make, without its
-            // bookkeeping.
+            // The block lies in the innermost reduced row and is read in
+            // place: the one run the loop below would make, without its
+            // bookkeeping (one reduced dimension goes to
+            // reduce_contiguous_block instead).
             C const* run[NIn];
             for (int k = 0; k < NIn; ++k) run[k] = base[k] + walk.offset(k);
             fold_run(run, r1 - r0);
@@ -333,6 +341,32 @@ SWITCHYARD_INLINE void reduce_emit(reduction_layout const& layout, reduce_plan c
         partials[m * plan.blocks + block] = value;
 }
 
+// f over n values at run[k][0..n) (every input contiguous and of the
+// compute type, read in place), folded in the same order as
+// reduce_row_block_value folds them.
+template <typename C, int NIn, typename Combine, typename F, typename A = accumulator_t<Combine, C>>
+SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, C const* const* run, std::int64_t n) {
+    constexpr int W = transform_lanes<C>;
+    A lanes[W];
+    A const identity = combine.template identity<C>();
+    for (int l = 0; l < W; ++l) lanes[l] = identity;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        auto const element = [&](std::int64_t j) { return static_cast<C>(f(run[K][j]...)); };
+        fold_into_lanes<W>(combine, element, n, lanes);
+    }
+    (std::make_index_sequence<NIn>{});
+    fold_lanes<W>(combine, lanes);
+    return lanes[0];
+}
+
+// Whether every block of a row reduction is one contiguous run of each
+// input: one reduced dimension (after merging), stride 1 in every input.
+inline bool contiguous_row_blocks(reduction_layout const& layout, int inputs) {
+    bool contiguous = layout.reduced_inner && layout.reduced_rank == 1;
+    for (int k = 0; k < inputs; ++k) contiguous = contiguous && layout.reduced_inner_stride(1 + k) == 1;
+    return contiguous;
+}
+
 // Tasks [t0, t1) of the plan. I is the level the caller is built for.
 template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F,
           typename A = accumulator_t<Combine, C>>
@@ -342,6 +376,33 @@ SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reductio
     Combine const c = combine;
     F const kernel = f;
     std::int64_t const L = layout.reduced_numel;
+    if constexpr (std::is_same_v<S, C> && !is_indexed_combine_v<Combine>) {
+        if (contiguous_row_blocks(layout, NIn) && layout.kept_rank <= 1) {
+            // The common row reduction, read in place. What addresses a
+            // block is read from the layout and the plan once, here, and
+            // held in registers: read again for every block, after the
+            // previous block's store, it held the block's loads back until
+            // that store's fold had finished (docs/benchmarks.md).
+            S const* data[NIn];
+            std::int64_t stride[NIn];
+            for (int k = 0; k < NIn; ++k) {
+                data[k] = static_cast<S const*>(layout.data[1 + k]);
+                stride[k] = layout.kept_rank == 1 ? layout.kept_strides[1 + k][0] : 0;
+            }
+            std::int64_t const blocks = plan.blocks, block_size = plan.block_size;
+            for (std::int64_t t = t0; t < t1; ++t) {
+                std::int64_t const block = blocks == 1 ? 0 : t % blocks;
+                std::int64_t const unit = blocks == 1 ? t : t / blocks;
+                std::int64_t const r0 = block * block_size;
+                std::int64_t const r1 = r0 + block_size < L ? r0 + block_size : L;
+                C const* run[NIn];
+                for (int k = 0; k < NIn; ++k) run[k] = data[k] + unit * stride[k] + r0;
+                reduce_emit<D, S>(layout, plan, partials, unit, block,
+                                  reduce_contiguous_block<C, NIn>(c, kernel, run, r1 - r0));
+            }
+            return;
+        }
+    }
     for (std::int64_t t = t0; t < t1; ++t) {
         std::int64_t const block = plan.blocks == 1 ? 0 : t % plan.blocks;
         std::int64_t const r0 = block * plan.block_size;
