@@ -160,6 +160,35 @@ SWITCHYARD_INLINE void fill_indices(std::int64_t* index, std::int64_t first, std
     for (std::int64_t j = 0; j < n; ++j) index[j] = first + j * step;
 }
 
+// f over n values at run[k][0..n) (every input contiguous and of the
+// compute type, read in place), folded: value j into lane j % W, then the
+// lanes by halving.
+template <typename C, int NIn, typename Combine, typename F, typename A = accumulator_t<Combine, C>>
+SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, C const* const* run, std::int64_t n) {
+    constexpr int W = transform_lanes<C>;
+    A lanes[W];
+    A const identity = combine.template identity<C>();
+    for (int l = 0; l < W; ++l) lanes[l] = identity;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        auto const element = [&](std::int64_t j) { return static_cast<C>(f(run[K][j]...)); };
+        fold_into_lanes<W>(combine, element, n, lanes);
+    }
+    (std::make_index_sequence<NIn>{});
+    fold_lanes<W>(combine, lanes);
+    return lanes[0];
+}
+
+// Whether every block of a row reduction is one contiguous run of each
+// input (one reduced dimension after merging, stride 1 in every input) and
+// an output's runs start a fixed stride apart (at most one kept dimension),
+// so that reduce_tasks can address blocks without the layout.
+template <int NIn>
+bool linear_row_blocks(reduction_layout const& layout) {
+    bool linear = layout.reduced_inner && layout.reduced_rank == 1 && layout.kept_rank <= 1;
+    for (int k = 0; k < NIn; ++k) linear = linear && layout.reduced_inner_stride(1 + k) == 1;
+    return linear;
+}
+
 // f over the block [r0, r1) of one output's reduced range, folded. `base`
 // points at each input's element for this output.
 template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F,
@@ -222,13 +251,11 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     if constexpr (std::is_same_v<S, C> && !indexed) {
         if (in_place && walk.row_left() >= r1 - r0) {
             // The block lies in the innermost reduced row and is read in
-            // place: the one run the loop below would make, without its
-            // bookkeeping (one reduced dimension goes to
-            // reduce_contiguous_block instead).
+            // place: the one run the loop below would make, folded in the
+            // same order without its bookkeeping.
             C const* run[NIn];
             for (int k = 0; k < NIn; ++k) run[k] = base[k] + walk.offset(k);
-            fold_run(run, r1 - r0);
-            r = r1;
+            return reduce_contiguous_block<C, NIn>(combine, f, run, r1 - r0);
         }
     }
     while (r < r1) {
@@ -341,32 +368,6 @@ SWITCHYARD_INLINE void reduce_emit(reduction_layout const& layout, reduce_plan c
         partials[m * plan.blocks + block] = value;
 }
 
-// f over n values at run[k][0..n) (every input contiguous and of the
-// compute type, read in place), folded in the same order as
-// reduce_row_block_value folds them.
-template <typename C, int NIn, typename Combine, typename F, typename A = accumulator_t<Combine, C>>
-SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, C const* const* run, std::int64_t n) {
-    constexpr int W = transform_lanes<C>;
-    A lanes[W];
-    A const identity = combine.template identity<C>();
-    for (int l = 0; l < W; ++l) lanes[l] = identity;
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-        auto const element = [&](std::int64_t j) { return static_cast<C>(f(run[K][j]...)); };
-        fold_into_lanes<W>(combine, element, n, lanes);
-    }
-    (std::make_index_sequence<NIn>{});
-    fold_lanes<W>(combine, lanes);
-    return lanes[0];
-}
-
-// Whether every block of a row reduction is one contiguous run of each
-// input: one reduced dimension (after merging), stride 1 in every input.
-inline bool contiguous_row_blocks(reduction_layout const& layout, int inputs) {
-    bool contiguous = layout.reduced_inner && layout.reduced_rank == 1;
-    for (int k = 0; k < inputs; ++k) contiguous = contiguous && layout.reduced_inner_stride(1 + k) == 1;
-    return contiguous;
-}
-
 // Tasks [t0, t1) of the plan. I is the level the caller is built for.
 template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F,
           typename A = accumulator_t<Combine, C>>
@@ -377,12 +378,11 @@ SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reductio
     F const kernel = f;
     std::int64_t const L = layout.reduced_numel;
     if constexpr (std::is_same_v<S, C> && !is_indexed_combine_v<Combine>) {
-        if (contiguous_row_blocks(layout, NIn) && layout.kept_rank <= 1) {
-            // The common row reduction, read in place. What addresses a
-            // block is read from the layout and the plan once, here, and
-            // held in registers: read again for every block, after the
-            // previous block's store, it held the block's loads back until
-            // that store's fold had finished (docs/benchmarks.md).
+        if (linear_row_blocks<NIn>(layout)) {
+            // The common row reduction, read in place. The data pointers and
+            // strides are read once and kept in locals: reloaded for every
+            // block, each load waited on the previous block's output store,
+            // and so on its fold (docs/benchmarks.md).
             S const* data[NIn];
             std::int64_t stride[NIn];
             for (int k = 0; k < NIn; ++k) {
