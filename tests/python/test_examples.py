@@ -34,6 +34,15 @@ def extremal(dtype, device):
 BETA_THRESHOLD = [(1.0, 20.0), (2.0, 5.0), (0.5, 1.0), (3.0, 40.0)]
 
 
+def test_global_generator_is_seeded_per_test():
+    """conftest.py seeds torch's generator from the test's name, so unseeded
+    draws below repeat whatever ran before."""
+    import zlib
+    first = torch.randn(4)
+    torch.manual_seed(zlib.crc32(b"test_examples.py::test_global_generator_is_seeded_per_test"))
+    assert torch.equal(first, torch.randn(4))
+
+
 def layouts(rank, dtype, device, seed):
     """(name, tensor) pairs of one rank: contiguous, transposed, sliced,
     expanded (stride 0) and empty."""
