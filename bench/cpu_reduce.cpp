@@ -1,9 +1,9 @@
 // CPU reduction benchmarks (transform_reduce on the default pool), the
 // shapes of issue 16's CPU targets: a full sum of 2^24 floats, row sums of
 // [4096, 1024] and [256, 131072], and column sums of [4096, 1024]; also row
-// sums of [64, 1024] (in cache: the per-row cost) and row amax, which the
-// targets do not name. Each reports bytes read so rates compare with a copy. PyTorch's side of the
-// comparison is timed by bench/torch_reduce.py (docs/benchmarks.md).
+// sums of [64, 1024] (in cache: the per-row cost), row amax, and f16 and
+// bf16 row sums, which the targets do not name. Each reports bytes read so rates compare with a copy. PyTorch's side of
+// the comparison is timed by bench/torch_reduce.py (docs/benchmarks.md).
 #include <switchyard/reduce.h>
 
 #include <benchmark/benchmark.h>
@@ -12,21 +12,21 @@
 #include <vector>
 
 namespace sy = switchyard;
-using cpu_f32 = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
 
 namespace {
 
-template <typename Combine>
+template <typename Combine, sy::dtype D = sy::dtype::f32>
 void run_reduce(benchmark::State& state, std::vector<std::int64_t> const& sizes, sy::dims const& over,
                 Combine const& combine) {
     std::int64_t n = 1;
     for (auto s : sizes) n *= s;
-    std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    using S = sy::dtype_storage_t<D>;
+    std::vector<S> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
     // Values in no order, so that a max's comparisons are not predictable.
-    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i * 2654435761u) % 1000u) * 1e-3f;
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = S(static_cast<float>((i * 2654435761u) % 1000u) * 1e-3f);
     std::int64_t strides[sy::max_rank] = {};
     sy::strided_ref::row_major_strides(sizes.data(), static_cast<std::int64_t>(sizes.size()), strides);
-    auto const x = sy::strided_ref::make(in.data(), sy::dtype::f32, sy::device_kind::cpu, sizes.data(), strides,
+    auto const x = sy::strided_ref::make(in.data(), D, sy::device_kind::cpu, sizes.data(), strides,
                                          static_cast<std::int64_t>(sizes.size()), "x");
     // The output: the sizes without the reduced dimensions.
     std::vector<std::int64_t> kept;
@@ -36,17 +36,23 @@ void run_reduce(benchmark::State& state, std::vector<std::int64_t> const& sizes,
             kept.push_back(sizes[d]);
     std::int64_t kept_strides[sy::max_rank] = {};
     sy::strided_ref::row_major_strides(kept.data(), static_cast<std::int64_t>(kept.size()), kept_strides);
-    auto const o = sy::strided_ref::make(out.data(), sy::dtype::f32, sy::device_kind::cpu, kept.data(), kept_strides,
+    auto const o = sy::strided_ref::make(out.data(), D, sy::device_kind::cpu, kept.data(), kept_strides,
                                          static_cast<std::int64_t>(kept.size()), "out");
     for (auto _ : state) {
-        sy::reduce(cpu_f32{}, o, over, combine, x);
+        sy::reduce(sy::tag<sy::device_kind::cpu, D>{}, o, over, combine, x);
         benchmark::DoNotOptimize(out.data());
     }
-    state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(float)));
+    state.SetBytesProcessed(state.iterations() * n * static_cast<std::int64_t>(sizeof(S)));
 }
 
 void BM_sum_all(benchmark::State& s) { run_reduce(s, {1 << 24}, sy::all_dims, sy::sum); }
 void BM_sum_rows_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{-1}, sy::sum); }
+void BM_sum_rows_4096x1024_f16(benchmark::State& s) {
+    run_reduce<sy::sum_combine, sy::dtype::f16>(s, {4096, 1024}, sy::dims{-1}, sy::sum);
+}
+void BM_sum_rows_4096x1024_bf16(benchmark::State& s) {
+    run_reduce<sy::sum_combine, sy::dtype::bf16>(s, {4096, 1024}, sy::dims{-1}, sy::sum);
+}
 void BM_sum_rows_256x131072(benchmark::State& s) { run_reduce(s, {256, 131072}, sy::dims{-1}, sy::sum); }
 void BM_sum_columns_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{0}, sy::sum); }
 void BM_sum_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::dims{-1}, sy::sum); }
@@ -57,6 +63,8 @@ void BM_amax_rows_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, s
 
 BENCHMARK(BM_sum_all)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_4096x1024_f16)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_4096x1024_bf16)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_256x131072)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_columns_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_64x1024)->UseRealTime()->Unit(benchmark::kMicrosecond);

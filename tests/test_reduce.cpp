@@ -567,12 +567,16 @@ TEST_CASE("transform_reduce: the same bits whatever the pool's size", "[reduce]"
     }
 }
 
-TEST_CASE("transform_reduce: a row sum folds in the documented order", "[reduce]") {
-    // docs/reduce.md: value j of a block into lane j % W, the lanes halved
-    // (l with l + W / 2, ...), the blocks' partials pairwise in block order.
-    // Values with full significands and random signs (so that sums cancel
-    // and rounding differences show), every other block scaled by 2^12, make
-    // another order give other bits.
+// docs/reduce.md: value j of a block into lane j % W, the lanes halved (l
+// with l + W / 2, ...), the blocks' partials pairwise in block order. For
+// storage type S summed in float; x [rows, A, C] summed over {1, 2}.
+// Unpadded with inner stride 1 the reduced dimensions merge into rows read
+// in place (f32) or converted a lane group at a time (f16, bf16); a padded
+// row (its dimensions do not merge) or an inner stride of 2 takes the runs
+// that gather short rows or convert through the buffer.
+template <sy::dtype D>
+void check_row_sum_order() {
+    using S = sy::dtype_storage_t<D>;
     constexpr std::int64_t W = sy::detail::transform_lanes<float>;
     constexpr std::int64_t block = sy::detail::reduce_row_block;
     auto const expected = [&](std::vector<float> const& v) {
@@ -591,17 +595,25 @@ TEST_CASE("transform_reduce: a row sum folds in the documented order", "[reduce]
         }
         return partials[0];
     };
-    auto const value = [](std::size_t i) {
-        std::uint64_t const hash = (i + 1) * 0x9E3779B97F4A7C15u;
-        float const scale = (i / block) % 2 == 0 ? 0x1p12f : 1.0f;
-        float const significand = 1.0f + static_cast<float>((hash >> 20) % (1u << 23)) * 0x1p-23f;
-        float const sign = (hash >> 63) != 0 ? -1.0f : 1.0f;
-        return sign * scale * std::ldexp(significand, static_cast<int>((hash >> 8) % 11) - 5);
+    auto const hash = [](std::size_t i) { return (i + 1) * 0x9E3779B97F4A7C15u; };
+    // f32: full significands and random signs (so that sums cancel and
+    // rounding differences show), every other block scaled by 2^12. A sum
+    // stored as f16 or bf16 would round such differences away, so those rows
+    // hold small values m * 2^-13 (m in 1..3) and pairs of +-2^11 (set in
+    // reduced order below, so that they cancel): a small added to a lane at
+    // +-2^11 is a tie or 1.5 ulps in float and rounds to even, so the order
+    // decides which smalls survive into the (small, exactly cancelling) sum.
+    auto const value = [&](std::size_t i) {
+        std::uint64_t const h = hash(i);
+        if constexpr (D == sy::dtype::f32) {
+            float const scale = (i / block) % 2 == 0 ? 0x1p12f : 1.0f;
+            float const significand = 1.0f + static_cast<float>((h >> 20) % (1u << 23)) * 0x1p-23f;
+            float const sign = (h >> 63) != 0 ? -1.0f : 1.0f;
+            return sign * scale * std::ldexp(significand, static_cast<int>((h >> 8) % 11) - 5);
+        } else {
+            return ((h >> 63) != 0 ? -1.0f : 1.0f) * static_cast<float>(1 + (h >> 20) % 3) * 0x1p-13f;
+        }
     };
-    // x [rows, A, C] summed over {1, 2}. Unpadded with inner stride 1 the
-    // reduced dimensions merge into rows read in place; a padded row (its
-    // dimensions do not merge) or an inner stride of 2 takes the runs that
-    // gather short rows or convert through the buffer.
     struct shape_case {
         std::int64_t A, C, inner_stride, pad;
     };
@@ -621,22 +633,43 @@ TEST_CASE("transform_reduce: a row sum folds in the documented order", "[reduce]
         INFO("A " << c.A << ", C " << c.C << ", inner stride " << c.inner_stride << ", pad " << c.pad);
         constexpr std::int64_t rows = 2;
         std::int64_t const row_pitch = c.C * c.inner_stride + c.pad;
-        std::vector<float> x(static_cast<std::size_t>(rows * c.A * row_pitch));
-        for (std::size_t i = 0; i < x.size(); ++i) x[i] = value(i);
-        std::int64_t const sizes[3] = {rows, c.A, c.C}, strides[3] = {c.A * row_pitch, row_pitch, c.inner_stride};
-        auto const in = sy::strided_ref::make(x.data(), sy::dtype::f32, sy::device_kind::cpu, sizes, strides, 3, "x");
-        std::vector<float> out(rows);
-        auto const o = sy::strided_ref::contiguous(out.data(), sy::dtype::f32, sy::device_kind::cpu, {rows}, "out");
-        sy::reduce(cpu_tag<sy::dtype::f32>{}, o, sy::dims{1, 2}, sy::sum, in);
-        for (std::int64_t r = 0; r < rows; ++r) {
-            std::vector<float> v;  // output r's values in reduced (row-major) order
+        std::vector<S> x(static_cast<std::size_t>(rows * c.A * row_pitch));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = S(value(i));
+        // Output r's values' positions in reduced (row-major) order.
+        auto const positions = [&](std::int64_t r) {
+            std::vector<std::size_t> at;
             for (std::int64_t a = 0; a < c.A; ++a)
                 for (std::int64_t j = 0; j < c.C; ++j)
-                    v.push_back(x[static_cast<std::size_t>(r * c.A * row_pitch + a * row_pitch + j * c.inner_stride)]);
-            float const want = expected(v);
-            CHECK(std::memcmp(&out[static_cast<std::size_t>(r)], &want, sizeof(float)) == 0);
+                    at.push_back(static_cast<std::size_t>(r * c.A * row_pitch + a * row_pitch + j * c.inner_stride));
+            return at;
+        };
+        if constexpr (D != sy::dtype::f32) {
+            for (std::int64_t r = 0; r < rows; ++r) {
+                std::vector<std::size_t> bigs;
+                for (std::size_t i : positions(r))
+                    if (hash(i + 12345) % 8 == 0) bigs.push_back(i);
+                for (std::size_t k = 0; k + 1 < bigs.size(); k += 2)
+                    x[bigs[k]] = S(0x1p11f), x[bigs[k + 1]] = S(-0x1p11f);
+            }
+        }
+        std::int64_t const sizes[3] = {rows, c.A, c.C}, strides[3] = {c.A * row_pitch, row_pitch, c.inner_stride};
+        auto const in = sy::strided_ref::make(x.data(), D, sy::device_kind::cpu, sizes, strides, 3, "x");
+        std::vector<S> out(rows);
+        auto const o = sy::strided_ref::contiguous(out.data(), D, sy::device_kind::cpu, {rows}, "out");
+        sy::reduce(cpu_tag<D>{}, o, sy::dims{1, 2}, sy::sum, in);
+        for (std::int64_t r = 0; r < rows; ++r) {
+            std::vector<float> v;
+            for (std::size_t i : positions(r)) v.push_back(static_cast<float>(x[i]));
+            S const want = S(expected(v));
+            CHECK(std::memcmp(&out[static_cast<std::size_t>(r)], &want, sizeof(S)) == 0);
         }
     }
+}
+
+TEST_CASE("transform_reduce: a row sum folds in the documented order", "[reduce]") {
+    SECTION("f32") { check_row_sum_order<sy::dtype::f32>(); }
+    SECTION("f16") { check_row_sum_order<sy::dtype::f16>(); }
+    SECTION("bf16") { check_row_sum_order<sy::dtype::bf16>(); }
 }
 
 TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[reduce]") {

@@ -160,18 +160,43 @@ SWITCHYARD_INLINE void fill_indices(std::int64_t* index, std::int64_t first, std
     for (std::int64_t j = 0; j < n; ++j) index[j] = first + j * step;
 }
 
-// f over n values at run[k][0..n) (every input contiguous and of the
-// compute type, read in place), folded: value j into lane j % W, then the
-// lanes by halving.
-template <typename C, int NIn, typename Combine, typename F, typename A = accumulator_t<Combine, C>>
-SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, C const* const* run, std::int64_t n) {
+// Whether reduce_contiguous_block can read storage S for a row built for
+// level I: in place (S is the compute type), or converted W values at a
+// time in registers (f16 only where the level has F16C).
+template <cpu_isa I, dtype D, typename S, typename C>
+constexpr bool reads_contiguous_blocks() {
+    if constexpr (std::is_same_v<S, C>)
+        return true;
+    else
+        return converts_lanes<I, D, S, C>();
+}
+
+// f over n values at run[k][0..n) (every input contiguous), folded: value j
+// into lane j % W, then the lanes by halving. Storage other than the
+// compute type is converted a lane group at a time, without the general
+// path's buffer; the values and their order are the same.
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F,
+          typename A = accumulator_t<Combine, C>>
+SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, S const* const* run, std::int64_t n) {
+    static_assert(reads_contiguous_blocks<I, D, S, C>());
     constexpr int W = transform_lanes<C>;
     A lanes[W];
     A const identity = combine.template identity<C>();
     for (int l = 0; l < W; ++l) lanes[l] = identity;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-        auto const element = [&](std::int64_t j) { return static_cast<C>(f(run[K][j]...)); };
-        fold_into_lanes<W>(combine, element, n, lanes);
+        if constexpr (std::is_same_v<S, C>) {
+            auto const element = [&](std::int64_t j) { return static_cast<C>(f(run[K][j]...)); };
+            fold_into_lanes<W>(combine, element, n, lanes);
+        } else {
+            std::int64_t j0 = 0;
+            for (; j0 + W <= n; j0 += W) {
+                C values[NIn][W];
+                (load_lanes<I, D, W>(run[K] + j0, values[K]), ...);
+                for (int l = 0; l < W; ++l) lanes[l] = combine(lanes[l], static_cast<C>(f(values[K][l]...)));
+            }
+            for (int l = 0; j0 + l < n; ++l)
+                lanes[l] = combine(lanes[l], static_cast<C>(f(load_value<D, C>(run[K][j0 + l])...)));
+        }
     }
     (std::make_index_sequence<NIn>{});
     fold_lanes<W>(combine, lanes);
@@ -255,7 +280,7 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
             // same order without its bookkeeping.
             C const* run[NIn];
             for (int k = 0; k < NIn; ++k) run[k] = base[k] + walk.offset(k);
-            return reduce_contiguous_block<C, NIn>(combine, f, run, r1 - r0);
+            return reduce_contiguous_block<I, D, C, C, NIn>(combine, f, run, r1 - r0);
         }
     }
     while (r < r1) {
@@ -377,12 +402,12 @@ SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reductio
     Combine const c = combine;
     F const kernel = f;
     std::int64_t const L = layout.reduced_numel;
-    if constexpr (std::is_same_v<S, C> && !is_indexed_combine_v<Combine>) {
+    if constexpr (reads_contiguous_blocks<I, D, S, C>() && !is_indexed_combine_v<Combine>) {
         if (linear_row_blocks<NIn>(layout)) {
-            // The common row reduction, read in place. The data pointers and
-            // strides are read once and kept in locals: reloaded for every
-            // block, each load waited on the previous block's output store,
-            // and so on its fold (docs/benchmarks.md).
+            // The common row reduction. The data pointers and strides are
+            // read once and kept in locals: reloaded for every block, each
+            // load waited on the previous block's output store, and so on
+            // its fold (docs/benchmarks.md).
             S const* data[NIn];
             std::int64_t stride[NIn];
             for (int k = 0; k < NIn; ++k) {
@@ -395,10 +420,10 @@ SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reductio
                 std::int64_t const unit = blocks == 1 ? t : t / blocks;
                 std::int64_t const r0 = block * block_size;
                 std::int64_t const r1 = r0 + block_size < L ? r0 + block_size : L;
-                C const* run[NIn];
+                S const* run[NIn];
                 for (int k = 0; k < NIn; ++k) run[k] = data[k] + unit * stride[k] + r0;
                 reduce_emit<D, S>(layout, plan, partials, unit, block,
-                                  reduce_contiguous_block<C, NIn>(c, kernel, run, r1 - r0));
+                                  reduce_contiguous_block<I, D, S, C, NIn>(c, kernel, run, r1 - r0));
             }
             return;
         }
