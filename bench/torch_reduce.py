@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch's side of bench/cpu_reduce.cpp: torch.sum over the same shapes
-and dimensions, float32, into preallocated outputs, on 2 threads (or
+and dimensions, float32 (and f16, bf16 row sums), into preallocated outputs, on 2 threads (or
 SWITCHYARD_NUM_THREADS). Prints one line per case: the median of 15 blocks
 of 20 calls, in milliseconds (a median, as Google Benchmark reports ours)."""
 
@@ -32,12 +32,14 @@ cases = {
     "sum_rows_4096x1024": (x[: 1 << 22].view(4096, 1024), -1),
     "sum_rows_256x131072": (x.view(256, 131072), -1),
     "sum_columns_4096x1024": (x[: 1 << 22].view(4096, 1024), 0),
+    "sum_rows_4096x1024_f16": (x[: 1 << 22].view(4096, 1024).half(), -1),
+    "sum_rows_4096x1024_bf16": (x[: 1 << 22].view(4096, 1024).bfloat16(), -1),
 }
 for name, (t, dim) in cases.items():
     if dim is None:
         out = torch.empty(())
         ms = median_ms(lambda: torch.sum(t, dim=tuple(range(t.dim())), out=out))
     else:
-        out = torch.empty([s for d, s in enumerate(t.shape) if d != dim % t.dim()])
+        out = torch.empty([s for d, s in enumerate(t.shape) if d != dim % t.dim()], dtype=t.dtype)
         ms = median_ms(lambda: torch.sum(t, dim=dim, out=out))
     print(f"torch {name}: {ms:.3f} ms")
