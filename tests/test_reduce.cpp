@@ -13,6 +13,7 @@
 
 #include "test_arrays.h"
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -426,6 +427,74 @@ TEST_CASE("transform_reduce: argmax takes the first of equal values and the firs
     CHECK(columns == std::vector<std::int64_t>{9000, 17000, 0, 0});
     sy::reduce(tag{}, flat_out, sy::all_dims, sy::argmax, xt);
     CHECK(flat == 17000 * 4 + 1);
+}
+
+TEST_CASE("transform_reduce: argmax ties take the smallest index when memory orders dimensions otherwise", "[reduce]") {
+    // The CPU scans a run again only when its max beats or ties the best so
+    // far; a tie met later in memory order can have the smaller index. x
+    // [7, 9, 41] with its dimensions permuted in memory and rows padded (so
+    // some reduced dimensions do not merge and short rows are gathered),
+    // values from {0, 1, 2} (many ties) and a few NaNs.
+    std::int64_t const sizes[3] = {7, 9, 41};
+    std::vector<std::array<int, 3>> const orders = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}, {2, 0, 1}};
+    std::uint64_t state = 12345;
+    auto const next = [&] { return (state = state * 6364136223846793005u + 1442695040888963407u) >> 33; };
+    for (auto const& order : orders)
+        for (bool const nans : {false, true}) {
+            // order[0] innermost in memory; a pad of 3 after it.
+            std::int64_t strides[3] = {}, step = 1;
+            for (int p = 0; p < 3; ++p) {
+                strides[order[p]] = step;
+                step = step * sizes[order[p]] + (p == 0 ? 3 : 0);
+            }
+            std::vector<float> x(static_cast<std::size_t>(step));
+            for (auto& v : x) v = static_cast<float>(next() % 3);
+            if (nans)
+                for (int k = 0; k < 5; ++k) x[next() % x.size()] = std::numeric_limits<float>::quiet_NaN();
+            auto const xs =
+                sy::strided_ref::make(x.data(), sy::dtype::f32, sy::device_kind::cpu, sizes, strides, 3, "x");
+            auto const at = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+                return x[static_cast<std::size_t>(i * strides[0] + j * strides[1] + k * strides[2])];
+            };
+            for (bool const largest : {true, false}) {
+                INFO("memory order " << order[0] << order[1] << order[2] << ", NaNs " << nans << ", argmax "
+                                     << largest);
+                // Over all dimensions, and over {0, 2} (one output per j).
+                std::int64_t want_all = -1;
+                std::vector<std::int64_t> want_rows(9, -1);
+                std::vector<float> best_rows(9);
+                float best_all = 0;
+                auto const better = [&](float v, float best, std::int64_t index) {
+                    if (index < 0) return true;
+                    if (best != best) return false;
+                    return v != v || (largest ? v > best : v < best);
+                };
+                for (std::int64_t i = 0; i < 7; ++i)
+                    for (std::int64_t j = 0; j < 9; ++j)
+                        for (std::int64_t k = 0; k < 41; ++k) {
+                            float const v = at(i, j, k);
+                            if (better(v, best_all, want_all)) best_all = v, want_all = (i * 9 + j) * 41 + k;
+                            auto const r = static_cast<std::size_t>(j);
+                            if (better(v, best_rows[r], want_rows[r])) best_rows[r] = v, want_rows[r] = i * 41 + k;
+                        }
+                std::int64_t got_all = -1;
+                std::vector<std::int64_t> got_rows(9, -1);
+                auto const all_out =
+                    sy::strided_ref::contiguous(&got_all, sy::dtype::i64, sy::device_kind::cpu, {}, "i");
+                auto const rows_out =
+                    sy::strided_ref::contiguous(got_rows.data(), sy::dtype::i64, sy::device_kind::cpu, {9}, "i");
+                using tag = cpu_tag<sy::dtype::f32>;
+                if (largest) {
+                    sy::reduce(tag{}, all_out, sy::all_dims, sy::argmax, xs);
+                    sy::reduce(tag{}, rows_out, sy::dims{0, 2}, sy::argmax, xs);
+                } else {
+                    sy::reduce(tag{}, all_out, sy::all_dims, sy::argmin, xs);
+                    sy::reduce(tag{}, rows_out, sy::dims{0, 2}, sy::argmin, xs);
+                }
+                CHECK(got_all == want_all);
+                CHECK(got_rows == want_rows);
+            }
+        }
 }
 
 TEST_CASE("transform_reduce: sum propagates NaN and inf as PyTorch does", "[reduce]") {

@@ -182,6 +182,22 @@ struct arg_combine {
                           acc.index == std::numeric_limits<std::int64_t>::max();  // acc is the identity
         return take ? value_index<A>{v, i} : acc;
     }
+    // The same for a run of values, with one extreme_combine per value: if
+    // the run's extreme m (its max for argmax, NaN if it has one) replaces
+    // acc (run_replaces), advance over the run keeps the first of its values
+    // that match m (matches); otherwise acc stays. Where indices do not rise
+    // along the run, a tie with acc can also win: take the smallest index.
+    using extreme_combine = std::conditional_t<Largest, max_combine, min_combine>;
+    template <typename A>
+    SWITCHYARD_HOST_DEVICE constexpr bool run_replaces(value_index<A> acc, A m) const {
+        return (Largest ? m > acc.value : m < acc.value) ||
+               (detail::is_nan_value(m) && !detail::is_nan_value(acc.value)) ||
+               acc.index == std::numeric_limits<std::int64_t>::max();
+    }
+    template <typename A>
+    SWITCHYARD_HOST_DEVICE static constexpr bool matches(A v, A m) {
+        return v == m || (detail::is_nan_value(v) && detail::is_nan_value(m));
+    }
 };
 
 using argmax_combine = arg_combine<true>;

@@ -14,13 +14,17 @@
 //     reduced indices are folded into a row of accumulators each, and the
 //     runs' rows are folded pairwise (a cascade).
 //   - An output's block partials are folded pairwise, in block order.
-// f16 and bf16 accumulate in float (compute_t). argmin and argmax fold
-// (value, index) pairs, the index read from the layout's index operand. The
+// f16 and bf16 accumulate in float (compute_t). argmin and argmax take a
+// row run's extreme as amax does and, only where it beats or ties the best
+// so far, the smallest index of a value matching it; columns and block
+// partials fold (value, index) pairs. Indices come from the layout's index
+// operand. The
 // task functions are built once per CPU level (device/cpu/isa.h), as
 // transform's rows are.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -160,6 +164,28 @@ SWITCHYARD_INLINE void fill_indices(std::int64_t* index, std::int64_t first, std
     for (std::int64_t j = 0; j < n; ++j) index[j] = first + j * step;
 }
 
+// The smallest key(j) over j in [0, n) whose element(j) matches m (equal,
+// or both NaN); int64 max if none. In lanes of W, so that it vectorizes.
+template <int W, typename Combine, typename Element, typename Key, typename C>
+SWITCHYARD_INLINE std::int64_t smallest_match(Element const& element, Key const& key, C m, std::int64_t n) {
+    constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+    bool const m_nan = is_nan_value(m);
+    std::int64_t lanes[W];
+    for (int l = 0; l < W; ++l) lanes[l] = none;
+    auto const step = [&](int l, std::int64_t j) {
+        C const v = element(j);
+        bool const hit = (v == m) | (m_nan & is_nan_value(v));  // not ||: branches would not vectorize
+        std::int64_t const k = hit ? key(j) : none;
+        lanes[l] = k < lanes[l] ? k : lanes[l];
+    };
+    std::int64_t j0 = 0;
+    for (; j0 + W <= n; j0 += W)
+        for (int l = 0; l < W; ++l) step(l, j0 + l);
+    for (int l = 0; j0 + l < n; ++l) step(l, j0 + l);
+    fold_lanes<W>([](std::int64_t a, std::int64_t b) { return a < b ? a : b; }, lanes);
+    return lanes[0];
+}
+
 // Whether reduce_contiguous_block can read storage S for a row built for
 // level I: in place (S is the compute type), or converted W values at a
 // time in registers (f16 only where the level has F16C).
@@ -224,48 +250,52 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     constexpr int W = transform_lanes<C>;
     constexpr std::int64_t B = cpu_transform_block;
     static_assert(B % W == 0, "a run holds whole lane groups, so lanes are fixed by the position in the block");
-    A lanes[W];
-    // An indexed reduction's lanes fold as separate values and indices, which
-    // vectorize where pairs do not; they become lanes for the halving.
-    C lane_value[indexed ? W : 1];
-    std::int64_t lane_index[indexed ? W : 1];
-    A const identity = combine.template identity<C>();
-    if constexpr (indexed)
-        for (int l = 0; l < W; ++l) lane_value[l] = identity.value, lane_index[l] = identity.index;
-    else
-        for (int l = 0; l < W; ++l) lanes[l] = identity;
+    // An indexed reduction keeps its best (value, index) so far, not lanes.
+    A lanes[indexed ? 1 : W];
+    [[maybe_unused]] A best = combine.template identity<C>();
     C buffer[NIn][B];
     std::int64_t index[indexed ? B : 1];
     reduced_walk<NIn> walk(layout, r0);
     std::int64_t inner[NIn];
     for (int k = 0; k < NIn; ++k) inner[k] = layout.reduced_inner_stride(1 + k);
+    // An indexed run's indices: from index_first, index_step apart (one row
+    // segment), or gathered into `index`.
     std::int64_t const index_step = indexed ? layout.reduced_inner_stride(1 + NIn) : 0;
+    [[maybe_unused]] std::int64_t index_first = 0;
+    [[maybe_unused]] bool index_gathered = false;
     // Inputs read in place need no buffer, so their runs may be longer: to
     // the row's or the block's end, if that keeps the next run's start a
     // whole number of lane groups into the block (so lanes stay fixed).
     // Indices are always buffered, so indexed runs are not.
     bool in_place = std::is_same_v<S, C> && !indexed;
     for (int k = 0; k < NIn; ++k) in_place = in_place && inner[k] == 1;
-    // Folds run[k][0..filled) into the lanes, value j into lane j % W.
+    // Folds run[k][0..filled) into the lanes, value j into lane j % W; an
+    // indexed reduction's run into best.
     auto const fold_run = [&](C const* const* run, std::int64_t filled) {
         [&]<std::size_t... K>(std::index_sequence<K...>) {
-            // Value j of the run, as the combine takes it.
-            auto const element = [&](std::int64_t j) {
-                if constexpr (indexed)
-                    return A{static_cast<C>(f(run[K][j]...)), index[j]};
-                else
-                    return static_cast<C>(f(run[K][j]...));
-            };
+            auto const element = [&](std::int64_t j) { return static_cast<C>(f(run[K][j]...)); };
             if constexpr (indexed) {
-                std::int64_t j0 = 0;
-                auto const step = [&](int l, std::int64_t j) {
-                    A const folded = combine(A{lane_value[l], lane_index[l]}, element(j));
-                    lane_value[l] = folded.value;
-                    lane_index[l] = folded.index;
-                };
-                for (; j0 + W <= filled; j0 += W)
-                    for (int l = 0; l < W; ++l) step(l, j0 + l);
-                for (int l = 0; j0 + l < filled; ++l) step(l, j0 + l);
+                // The run's extreme (its max for argmax) folded in lanes, as
+                // amax is. Only a run whose extreme beats or ties best is
+                // read again, for the smallest index of a value matching it
+                // (the smallest index, not the first position: memory may
+                // order the reduced dimensions otherwise).
+                using extreme = typename Combine::extreme_combine;
+                C ext[W];
+                for (int l = 0; l < W; ++l) ext[l] = extreme{}.template identity<C>();
+                fold_into_lanes<W>(extreme{}, element, filled, ext);
+                fold_lanes<W>(extreme{}, ext);
+                C const m = ext[0];
+                if (combine.run_replaces(best, m) || Combine::matches(best.value, m)) {
+                    // A row segment's indices rise with the position.
+                    std::int64_t const first =
+                        index_gathered
+                            ? smallest_match<W, Combine>(
+                                  element, [&](std::int64_t j) { return index[j]; }, m, filled)
+                            : index_first + index_step * smallest_match<W, Combine>(
+                                                             element, [](std::int64_t j) { return j; }, m, filled);
+                    best = combine(best, A{m, first});
+                }
             } else {
                 fold_into_lanes<W>(combine, element, filled, lanes);
             }
@@ -283,6 +313,8 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
             return reduce_contiguous_block<I, D, C, C, NIn>(combine, f, run, r1 - r0);
         }
     }
+    if constexpr (!indexed)
+        for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
     while (r < r1) {
         std::int64_t want = r1 - r < B ? r1 - r : B;
         if (in_place) {
@@ -294,7 +326,7 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
         if (walk.row_left() >= want) {
             // One row segment.
             for (int k = 0; k < NIn; ++k) run[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], want);
-            if constexpr (indexed) fill_indices(index, walk.offset(NIn), index_step, want);
+            if constexpr (indexed) index_first = walk.offset(NIn), index_gathered = false;
             filled = want;
             r += want;
             walk.advance(want);
@@ -304,7 +336,8 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
                 std::int64_t n = walk.row_left();
                 if (n > want - filled) n = want - filled;
                 for (int k = 0; k < NIn; ++k) load_block<D>(base[k] + walk.offset(k), inner[k], buffer[k] + filled, n);
-                if constexpr (indexed) fill_indices(index + filled, walk.offset(NIn), index_step, n);
+                if constexpr (indexed)
+                    fill_indices(index + filled, walk.offset(NIn), index_step, n), index_gathered = true;
                 filled += n;
                 r += n;
                 walk.advance(n);
@@ -313,10 +346,12 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
         }
         fold_run(run, filled);
     }
-    if constexpr (indexed)
-        for (int l = 0; l < W; ++l) lanes[l] = A{lane_value[l], lane_index[l]};
-    fold_lanes<W>(combine, lanes);
-    return lanes[0];
+    if constexpr (indexed) {
+        return best;
+    } else {
+        fold_lanes<W>(combine, lanes);
+        return lanes[0];
+    }
 }
 
 // f over the block [r0, r1) for `tile` neighbouring outputs, folded into
