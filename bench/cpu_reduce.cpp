@@ -2,8 +2,9 @@
 // shapes of issue 16's CPU targets: a full sum of 2^24 floats, row sums of
 // [4096, 1024] and [256, 131072], and column sums of [4096, 1024]; also row
 // sums of [64, 1024] (in cache: the per-row cost), row amax, and f16 and
-// bf16 row sums, which the targets do not name. Each reports bytes read so rates compare with a copy. PyTorch's side of
-// the comparison is timed by bench/torch_reduce.py (docs/benchmarks.md).
+// bf16 row sums, which the targets do not name. Each reports bytes read so
+// rates compare with a copy. PyTorch's side of the comparison is timed by
+// bench/torch_reduce.py (docs/benchmarks.md).
 #include <switchyard/reduce.h>
 
 #include <benchmark/benchmark.h>

@@ -640,7 +640,8 @@ TEST_CASE("transform_reduce: the same bits whatever the pool's size", "[reduce]"
 // with l + W / 2, ...), the blocks' partials pairwise in block order. For
 // storage type S summed in float; x [rows, A, C] summed over {1, 2}.
 // Unpadded with inner stride 1 the reduced dimensions merge into rows read
-// in place (f32) or converted a lane group at a time (f16, bf16); a padded
+// in place (f32) or converted a lane group at a time (bf16, and f16 where F16C is
+// known at compile time; else through the buffer); a padded
 // row (its dimensions do not merge) or an inner stride of 2 takes the runs
 // that gather short rows or convert through the buffer.
 template <sy::dtype D>
@@ -670,8 +671,9 @@ void check_row_sum_order() {
     // stored as f16 or bf16 would round such differences away, so those rows
     // hold small values m * 2^-13 (m in 1..3) and pairs of +-2^11 (set in
     // reduced order below, so that they cancel): a small added to a lane at
-    // +-2^11 is a tie or 1.5 ulps in float and rounds to even, so the order
-    // decides which smalls survive into the (small, exactly cancelling) sum.
+    // +-2^11 is half an ulp (a tie), one ulp (exact) or 1.5 ulps (a tie) in
+    // float, and ties round to even, so the order decides which smalls
+    // survive into the (small, exactly cancelling) sum.
     auto const value = [&](std::size_t i) {
         std::uint64_t const h = hash(i);
         if constexpr (D == sy::dtype::f32) {

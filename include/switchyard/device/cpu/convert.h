@@ -171,8 +171,11 @@ constexpr bool converts_lanes() {
     if constexpr (is_f16_as_float<D, S, C>) {
 #if defined(SWITCHYARD_NO_F16C)
         return false;
-#else
+#elif defined(SWITCHYARD_CPU_ISA_VARIANTS)
         return I != cpu_isa::baseline || f16c_everywhere;
+#else
+        // Without the per-level builds only the baseline row exists.
+        return I == cpu_isa::baseline && f16c_everywhere;
 #endif
     } else {
         return true;
@@ -186,6 +189,7 @@ template <cpu_isa I, dtype D, int W, typename S, typename C>
 SWITCHYARD_INLINE void load_lanes(S const* src, C* dst) {
     if constexpr (is_f16_as_float<D, S, C>) {
         static_assert(W % 16 == 0);
+        static_assert(converts_lanes<I, D, S, C>(), "no F16C conversion for this level: dst would be left unset");
         for (int j = 0; j < W; j += 16) {
             [[maybe_unused]] auto const* bits = reinterpret_cast<std::uint16_t const*>(src + j);
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS) && !defined(SWITCHYARD_NO_F16C)
@@ -204,6 +208,7 @@ template <cpu_isa I, dtype D, int W, typename S, typename C>
 SWITCHYARD_INLINE void store_lanes(C const* src, S* dst) {
     if constexpr (is_f16_as_float<D, S, C>) {
         static_assert(W % 16 == 0);
+        static_assert(converts_lanes<I, D, S, C>(), "no F16C conversion for this level: dst would be left unset");
         for (int j = 0; j < W; j += 16) {
             [[maybe_unused]] auto* bits = reinterpret_cast<std::uint16_t*>(dst + j);
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS) && !defined(SWITCHYARD_NO_F16C)

@@ -186,9 +186,10 @@ SWITCHYARD_INLINE std::int64_t smallest_match(Element const& element, Key const&
     return lanes[0];
 }
 
-// Whether reduce_contiguous_block can read storage S for a row built for
-// level I: in place (S is the compute type), or converted W values at a
-// time in registers (f16 only where the level has F16C).
+// Whether reduce_contiguous_block can read storage type S in a row built
+// for level I: in place (S is the compute type), or converted W values at a
+// time in registers (converts_lanes: for f16, where F16C is known at compile
+// time for the level and SWITCHYARD_NO_F16C is not set).
 template <cpu_isa I, dtype D, typename S, typename C>
 constexpr bool reads_contiguous_blocks() {
     if constexpr (std::is_same_v<S, C>)
