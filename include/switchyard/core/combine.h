@@ -172,31 +172,31 @@ struct arg_combine {
     SWITCHYARD_HOST_DEVICE constexpr value_index<A> operator()(value_index<A> a, value_index<A> b) const {
         return detail::pick_indexed<Largest>(a, b);
     }
+    // Whether v, at an index larger than every index acc holds, replaces
+    // acc: it is better, or a NaN over a number, or acc is the identity.
+    template <typename A>
+    SWITCHYARD_HOST_DEVICE constexpr bool replaces(value_index<A> acc, A v) const {
+        return (Largest ? v > acc.value : v < acc.value) ||
+               (detail::is_nan_value(v) && !detail::is_nan_value(acc.value)) ||
+               acc.index == std::numeric_limits<std::int64_t>::max();
+    }
     // acc with v at index i folded in, where i is larger than every index
     // acc holds (a lane walking forward): the same result as combining the
     // pairs, with fewer comparisons.
     template <typename A>
     SWITCHYARD_HOST_DEVICE constexpr value_index<A> advance(value_index<A> acc, A v, std::int64_t i) const {
-        bool const better = Largest ? v > acc.value : v < acc.value;
-        bool const take = better || (detail::is_nan_value(v) && !detail::is_nan_value(acc.value)) ||
-                          acc.index == std::numeric_limits<std::int64_t>::max();  // acc is the identity
-        return take ? value_index<A>{v, i} : acc;
+        return replaces(acc, v) ? value_index<A>{v, i} : acc;
     }
-    // The same for a run of values, with one extreme_combine per value: if
-    // the run's extreme m (its max for argmax, NaN if it has one) replaces
-    // acc (run_replaces), advance over the run keeps the first of its values
-    // that match m (matches); otherwise acc stays. Where indices do not rise
-    // along the run, a tie with acc can also win: take the smallest index.
+    // A run of values at larger indices, with one extreme_combine per value:
+    // if the run's extreme m (its max for argmax, NaN if it has one)
+    // replaces acc, advance over the run keeps the first of its values that
+    // match m (matches); otherwise acc stays. Where indices do not rise along
+    // the run, a tie with acc can also win: take the smallest index.
     using extreme_combine = std::conditional_t<Largest, max_combine, min_combine>;
-    template <typename A>
-    SWITCHYARD_HOST_DEVICE constexpr bool run_replaces(value_index<A> acc, A m) const {
-        return (Largest ? m > acc.value : m < acc.value) ||
-               (detail::is_nan_value(m) && !detail::is_nan_value(acc.value)) ||
-               acc.index == std::numeric_limits<std::int64_t>::max();
-    }
+    // Bitwise, not ||: a loop of it then vectorizes.
     template <typename A>
     SWITCHYARD_HOST_DEVICE static constexpr bool matches(A v, A m) {
-        return v == m || (detail::is_nan_value(v) && detail::is_nan_value(m));
+        return (v == m) | (detail::is_nan_value(v) & detail::is_nan_value(m));
     }
 };
 

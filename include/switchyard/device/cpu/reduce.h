@@ -18,9 +18,8 @@
 // row run's extreme as amax does and, only where it beats or ties the best
 // so far, the smallest index of a value matching it; columns and block
 // partials fold (value, index) pairs. Indices come from the layout's index
-// operand. The
-// task functions are built once per CPU level (device/cpu/isa.h), as
-// transform's rows are.
+// operand. The task functions are built once per CPU level
+// (device/cpu/isa.h), as transform's rows are.
 #pragma once
 
 #include <cstdint>
@@ -164,18 +163,16 @@ SWITCHYARD_INLINE void fill_indices(std::int64_t* index, std::int64_t first, std
     for (std::int64_t j = 0; j < n; ++j) index[j] = first + j * step;
 }
 
-// The smallest key(j) over j in [0, n) whose element(j) matches m (equal,
-// or both NaN); int64 max if none. In lanes of W, so that it vectorizes.
+// The smallest key(j) over j in [0, n) whose element(j) matches m
+// (Combine::matches); int64 max if none. In lanes of W, so that it
+// vectorizes.
 template <int W, typename Combine, typename Element, typename Key, typename C>
 SWITCHYARD_INLINE std::int64_t smallest_match(Element const& element, Key const& key, C m, std::int64_t n) {
     constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
-    bool const m_nan = is_nan_value(m);
     std::int64_t lanes[W];
     for (int l = 0; l < W; ++l) lanes[l] = none;
     auto const step = [&](int l, std::int64_t j) {
-        C const v = element(j);
-        bool const hit = (v == m) | (m_nan & is_nan_value(v));  // not ||: branches would not vectorize
-        std::int64_t const k = hit ? key(j) : none;
+        std::int64_t const k = Combine::matches(element(j), m) ? key(j) : none;
         lanes[l] = k < lanes[l] ? k : lanes[l];
     };
     std::int64_t j0 = 0;
@@ -287,7 +284,7 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
                 fold_into_lanes<W>(extreme{}, element, filled, ext);
                 fold_lanes<W>(extreme{}, ext);
                 C const m = ext[0];
-                if (combine.run_replaces(best, m) || Combine::matches(best.value, m)) {
+                if (combine.replaces(best, m) || Combine::matches(best.value, m)) {
                     // A row segment's indices rise with the position.
                     std::int64_t const first =
                         index_gathered
