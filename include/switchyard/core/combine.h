@@ -193,10 +193,14 @@ struct arg_combine {
     // match m (matches); otherwise acc stays. Where indices do not rise along
     // the run, a tie with acc can also win: take the smallest index.
     using extreme_combine = std::conditional_t<Largest, max_combine, min_combine>;
-    // Bitwise, not ||: a loop of it then vectorizes.
+    // Bitwise, not ||: a loop of it then vectorizes. The operands are named
+    // first because clang warns on '&' between calls (-Wbitwise-instead-of-logical).
     template <typename A>
     SWITCHYARD_HOST_DEVICE static constexpr bool matches(A v, A m) {
-        return (v == m) | (detail::is_nan_value(v) & detail::is_nan_value(m));
+        bool const equal = v == m;
+        bool const v_nan = detail::is_nan_value(v);
+        bool const m_nan = detail::is_nan_value(m);
+        return equal | (v_nan & m_nan);
     }
 };
 
