@@ -710,11 +710,6 @@ void test_reduce(char const* label) {
         {"all of 2^20 + 3", {(1 << 20) + 3}, {1}, {}, {}},
         {"long rows", {37, 50000}, {50000, 1}, {37}, {-1}},
         {"short rows", {1000, 13}, {13, 1}, {1000}, {1}},
-        // A warp per row up to 32 x 32 chunks of 16 bytes (4096 floats), a
-        // ragged one, and just past it (blocks).
-        {"rows of a warp", {40, 4096}, {4096, 1}, {40}, {-1}},
-        {"ragged warp rows", {300, 1000}, {1000, 1}, {300}, {-1}},
-        {"rows past a warp", {40, 4100}, {4100, 1}, {40}, {-1}},
         {"columns", {5000, 37}, {37, 1}, {37}, {0}},
         {"middle of rank 3", {5, 600, 7}, {4200, 7, 1}, {5, 7}, {1}},
         {"transposed rows", {64, 96}, {1, 64}, {64}, {1}},

@@ -4,17 +4,14 @@
 // As on the CPU, the order in which values are combined depends only on the
 // layout (view/reduction_layout.h), so results are bitwise the same run to
 // run, whatever the GPU and its number of SMs:
-//  - Row reductions (reduced_inner): a row of at most 32 x 32 chunks of 16
-//    bytes (4096 floats, 8192 halves) is one task for one warp; a longer
-//    row is cut into tasks of 256 threads x 8 chunks (8192 floats, 16384
-//    halves), one block each. Thread t of a task's team combines, in order,
-//    the values of chunks t, t + team, ..., read with one 16-byte load per
-//    input where every input is contiguous along the row and 16-byte aligned
-//    or broadcast along it (one value), else value by value at the same
-//    positions in the same order (so alignment never changes a result).
-//    Then a fixed tree: warp shuffles, then (blocks) the warps. A warp per
-//    short row keeps a thread's share of the row, and so of the tree's cost,
-//    from shrinking with the row.
+//  - Row reductions (reduced_inner): each output's range is cut into tasks
+//    of 256 threads x 8 chunks of 16 bytes (8192 floats, 16384 halves);
+//    a task is one block. Thread t combines, in order, the values of chunks
+//    t, t + 256, ..., read with one 16-byte load per input where every
+//    input is contiguous along the row and 16-byte aligned or broadcast
+//    along it (one value), else value by
+//    value at the same positions in the same order (so alignment never
+//    changes a result). Then a fixed tree: warp shuffles, then the warps.
 //  - Column reductions: a thread per output (neighbouring threads read
 //    neighbouring elements); each task folds a run of reduce_column_run_cuda
 //    reduced indices serially.
@@ -27,7 +24,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -50,8 +46,7 @@
 namespace switchyard::detail {
 
 inline constexpr int reduce_block_cuda = 256;
-inline constexpr int reduce_chunks_cuda = 8;        // 16-byte chunks per thread and block task
-inline constexpr int reduce_warp_chunks_cuda = 32;  // at most, per thread of a warp's row
+inline constexpr int reduce_chunks_cuda = 8;  // 16-byte chunks per thread and task
 inline constexpr std::int64_t reduce_column_run_cuda = 64;
 
 // The layout as a kernel parameter: the output, then NIn inputs, then for
@@ -70,8 +65,6 @@ struct cuda_reduction {
     std::int64_t reduced_numel;
     std::int64_t task_size;  // reduced indices per task
     std::int64_t tasks;      // per output (row) or per group of threads' outputs (column)
-    std::int32_t team;       // row reductions: threads per task, 32 (a warp) or reduce_block_cuda
-    std::int32_t chunks;     // row reductions: 16-byte chunks per thread and task, at most
 
     // Offsets of operand k at kept index m and reduced index r (row-major
     // within each group).
@@ -97,8 +90,7 @@ struct cuda_reduction {
 };
 
 template <int NIn, bool Indexed>
-cuda_reduction<NIn, Indexed> to_cuda_reduction(reduction_layout const& l, std::int64_t task_size, int team = 0,
-                                               int chunks = 0) {
+cuda_reduction<NIn, Indexed> to_cuda_reduction(reduction_layout const& l, std::int64_t task_size) {
     cuda_reduction<NIn, Indexed> c{};
     for (int k = 0; k < c.N; ++k) {
         c.data[k] = l.data[k];
@@ -117,8 +109,6 @@ cuda_reduction<NIn, Indexed> to_cuda_reduction(reduction_layout const& l, std::i
     c.reduced_numel = l.reduced_numel;
     c.task_size = task_size;
     c.tasks = (l.reduced_numel + task_size - 1) / task_size;
-    c.team = team;
-    c.chunks = chunks;
     return c;
 }
 
@@ -132,20 +122,13 @@ __device__ __forceinline__ A cuda_shuffle_down(A v, int o) {
         return static_cast<A>(__shfl_down_sync(0xffffffffu, v, o));
 }
 
-// v combined across the warp in a fixed tree; the result is lane 0's.
-template <typename A, typename Combine>
-__device__ __forceinline__ A cuda_warp_fold(Combine const& combine, A v) {
-    for (int o = 16; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
-    return v;
-}
-
 // v combined across the block in a fixed tree; the result is thread 0's.
 // `identity` is combine's identity for the accumulator's value type.
 template <typename A, typename Combine>
 __device__ __forceinline__ A cuda_block_fold(Combine const& combine, A v, A identity) {
     static_assert(reduce_block_cuda == 256, "the tree below folds 8 warps");
     __shared__ A warp_values[reduce_block_cuda / 32];
-    v = cuda_warp_fold(combine, v);
+    for (int o = 16; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
     int const warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
     if (lane == 0) warp_values[warp] = v;
     __syncthreads();
@@ -205,59 +188,49 @@ __device__ __forceinline__ A cuda_forward_index(cuda_reduction<NIn, Indexed> con
     return acc;
 }
 
-// Thread `lane` of a team's share of task (m, task) of a row reduction:
-// chunks lane, lane + team, ... of the task's range, at most p.chunks, in
-// order. Loaded a group of reduce_chunks_cuda chunks at a time, then folded,
-// so a thread has that many loads in flight.
-template <typename S, typename C, int NIn, typename Combine, typename F, typename A = accumulator_t<Combine, C>>
-__device__ __forceinline__ A cuda_fold_row_task(Combine const& combine, F const& f,
-                                                cuda_reduction<NIn, is_indexed_combine_v<Combine>> const& p,
-                                                std::int64_t m, std::int64_t task, int lane, int team) {
+// One block per (output, task) of a row reduction.
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
+          typename A = accumulator_t<Combine, C>>
+__global__ void __launch_bounds__(reduce_block_cuda)
+    cuda_reduce_rows_kernel(Combine const combine, F const f,
+                            cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, A* partials) {
     constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
-    constexpr int G = reduce_chunks_cuda;
-    std::int64_t const r0 = task * p.task_size;
-    std::int64_t const r1 = r0 + p.task_size < p.reduced_numel ? r0 + p.task_size : p.reduced_numel;
-    S const* base[NIn];
-    bool vector = p.reduced_rank == 1 && L > 1;
-    for (int k = 0; k < NIn; ++k) {
-        base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
-        std::int64_t const stride = p.reduced_strides[1 + k][0];
-        vector = vector && (stride == 0 || (stride == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0));
-    }
-    A acc = combine.template identity<C>();
-    bool const forward = is_indexed_combine_v<Combine> && p.reduced_rank == 1;
-    for (int it0 = 0; it0 < p.chunks; it0 += G) {
-        if (r0 + (std::int64_t{it0} * team + lane) * L >= r1) break;
-        cuda_chunk<S, L> chunk[G][NIn];
-        bool whole[G];
+    for (std::int64_t b = blockIdx.x; b < p.kept_numel * p.tasks; b += gridDim.x) {
+        std::int64_t const m = b / p.tasks, task = b % p.tasks;
+        std::int64_t const r0 = task * p.task_size;
+        std::int64_t const r1 = r0 + p.task_size < p.reduced_numel ? r0 + p.task_size : p.reduced_numel;
+        S const* base[NIn];
+        bool vector = p.reduced_rank == 1 && L > 1;
+        for (int k = 0; k < NIn; ++k) {
+            base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
+            std::int64_t const stride = p.reduced_strides[1 + k][0];
+            vector =
+                vector && (stride == 0 || (stride == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0));
+        }
+        A acc = combine.template identity<C>();
+        bool const forward = is_indexed_combine_v<Combine> && p.reduced_rank == 1;
 #pragma unroll
-        for (int g = 0; g < G; ++g) {
-            std::int64_t const first = r0 + (std::int64_t{it0 + g} * team + lane) * L;
-            whole[g] = vector && it0 + g < p.chunks && first + L <= r1;
-            if (whole[g]) {
+        for (int it = 0; it < reduce_chunks_cuda; ++it) {
+            std::int64_t const first = r0 + (std::int64_t{it} * reduce_block_cuda + threadIdx.x) * L;
+            if (vector && first + L <= r1) {
+                cuda_chunk<S, L> chunk[NIn];
                 for (int k = 0; k < NIn; ++k) {
                     if (p.reduced_strides[1 + k][0] == 1) {
-                        chunk[g][k] = cuda_load_chunk<S, L>(base[k] + first);
+                        chunk[k] = cuda_load_chunk<S, L>(base[k] + first);
                     } else {  // broadcast along the row: one value
                         S const value = load_input(base[k]);
 #pragma unroll
-                        for (int v = 0; v < L; ++v) chunk[g][k].v[v] = value;
+                        for (int v = 0; v < L; ++v) chunk[k].v[v] = value;
                     }
                 }
-            }
-        }
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            std::int64_t const first = r0 + (std::int64_t{it0 + g} * team + lane) * L;
-            if (whole[g]) {
                 [&]<std::size_t... K>(std::index_sequence<K...>) {
 #pragma unroll
                     for (int v = 0; v < L; ++v)
-                        acc = cuda_fold_value(combine, p, acc, static_cast<C>(f(static_cast<C>(chunk[g][K].v[v])...)),
+                        acc = cuda_fold_value(combine, p, acc, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)),
                                               first + v, forward);
                 }
                 (std::make_index_sequence<NIn>{});
-            } else if (it0 + g < p.chunks) {
+            } else {
                 for (int v = 0; v < L && first + v < r1; ++v) [&]<std::size_t... K>(std::index_sequence<K...>) {
                         acc = cuda_fold_value(combine, p, acc,
                                               static_cast<C>(f(static_cast<C>(
@@ -267,32 +240,7 @@ __device__ __forceinline__ A cuda_fold_row_task(Combine const& combine, F const&
                 (std::make_index_sequence<NIn>{});
             }
         }
-    }
-    if (forward) acc = cuda_forward_index(p, acc);
-    return acc;
-}
-
-// A row reduction: one block per (output, task) for teams of
-// reduce_block_cuda threads, one warp per output (a single task) for teams
-// of 32.
-template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
-          typename A = accumulator_t<Combine, C>>
-__global__ void __launch_bounds__(reduce_block_cuda)
-    cuda_reduce_rows_kernel(Combine const combine, F const f,
-                            cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, A* partials) {
-    if (p.team == 32) {
-        constexpr int warps = reduce_block_cuda / 32;
-        int const lane = static_cast<int>(threadIdx.x) % 32;
-        for (std::int64_t m = std::int64_t{blockIdx.x} * warps + threadIdx.x / 32; m < p.kept_numel;
-             m += std::int64_t{gridDim.x} * warps) {
-            A const acc = cuda_warp_fold(combine, cuda_fold_row_task<S, C, NIn>(combine, f, p, m, 0, lane, 32));
-            if (lane == 0) cuda_store_result<S>(p, m, acc);
-        }
-        return;
-    }
-    for (std::int64_t b = blockIdx.x; b < p.kept_numel * p.tasks; b += gridDim.x) {
-        std::int64_t const m = b / p.tasks, task = b % p.tasks;
-        A acc = cuda_fold_row_task<S, C, NIn>(combine, f, p, m, task, static_cast<int>(threadIdx.x), reduce_block_cuda);
+        if (forward) acc = cuda_forward_index(p, acc);
         acc = cuda_block_fold(combine, acc, A(combine.template identity<C>()));
         if (threadIdx.x == 0) cuda_store_reduced<S>(p, partials, m, task, acc);
         __syncthreads();  // the next b reuses the tree's shared memory
@@ -373,15 +321,9 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
         }
     }
     constexpr std::int64_t lanes = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
-    std::int64_t const row_chunks = (layout.reduced_numel + lanes - 1) / lanes;
-    bool const warp_rows = layout.reduced_inner && row_chunks <= 32 * reduce_warp_chunks_cuda;
-    auto const p =
-        !layout.reduced_inner ? to_cuda_reduction<NIn, indexed>(layout, reduce_column_run_cuda)
-        : warp_rows
-            ? to_cuda_reduction<NIn, indexed>(layout, std::max<std::int64_t>(layout.reduced_numel, 1), 32,
-                                              static_cast<int>((row_chunks + 31) / 32))
-            : to_cuda_reduction<NIn, indexed>(layout, std::int64_t{reduce_block_cuda} * reduce_chunks_cuda * lanes,
-                                              reduce_block_cuda, reduce_chunks_cuda);
+    std::int64_t const task_size =
+        layout.reduced_inner ? std::int64_t{reduce_block_cuda} * reduce_chunks_cuda * lanes : reduce_column_run_cuda;
+    auto const p = to_cuda_reduction<NIn, indexed>(layout, task_size);
     A* partials = nullptr;
     if (p.tasks > 1) {
         void* memory = nullptr;
@@ -391,10 +333,8 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
         partials = static_cast<A*>(memory);
     }
     if (layout.reduced_inner) {
-        std::int64_t const blocks =
-            warp_rows ? (p.kept_numel + reduce_block_cuda / 32 - 1) / (reduce_block_cuda / 32) : p.kept_numel * p.tasks;
         cuda_reduce_rows_kernel<D, S, C, NIn>
-            <<<grid_for(blocks), reduce_block_cuda, 0, stream>>>(combine, f, p, partials);
+            <<<grid_for(p.kept_numel * p.tasks), reduce_block_cuda, 0, stream>>>(combine, f, p, partials);
     } else {
         std::int64_t const groups = (p.kept_numel + reduce_block_cuda - 1) / reduce_block_cuda;
         cuda_reduce_columns_kernel<D, S, C, NIn>
