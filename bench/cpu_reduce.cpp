@@ -1,11 +1,13 @@
 // CPU reduction benchmarks (transform_reduce on the default pool), the
 // shapes of issue 16's CPU targets: a full sum of 2^24 floats, row sums of
 // [4096, 1024] and [256, 131072], and column sums of [4096, 1024]; also row
-// sums of [64, 1024] (in cache: the per-row cost), row amax, and f16 and
-// bf16 row sums, which the targets do not name. Each reports bytes read so
+// sums of [64, 1024] (in cache: the per-row cost), short rows ([131072, 32],
+// [32768, 128]), row amax, f16 and bf16 row sums, and the softmax example's
+// transform_rows, which the targets do not name. Each reports bytes read so
 // rates compare with a copy. PyTorch's side of the comparison is timed by
 // bench/torch_reduce.py (docs/benchmarks.md).
 #include <switchyard/reduce.h>
+#include <switchyard/transform_rows.h>
 
 #include <benchmark/benchmark.h>
 
@@ -57,8 +59,28 @@ void BM_sum_rows_4096x1024_bf16(benchmark::State& s) {
 void BM_sum_rows_256x131072(benchmark::State& s) { run_reduce(s, {256, 131072}, sy::dims{-1}, sy::sum); }
 void BM_sum_columns_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{0}, sy::sum); }
 void BM_sum_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::dims{-1}, sy::sum); }
+void BM_sum_rows_131072x32(benchmark::State& s) { run_reduce(s, {131072, 32}, sy::dims{-1}, sy::sum); }
+void BM_sum_rows_32768x128(benchmark::State& s) { run_reduce(s, {32768, 128}, sy::dims{-1}, sy::sum); }
 void BM_amax_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::dims{-1}, sy::amax); }
 void BM_amax_rows_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{-1}, sy::amax); }
+
+// The softmax example's transform_rows (row max, the sum of exp(x - max)
+// with its values handed to f, then e / sum) along the last dimension.
+void BM_softmax_rows_4096x1024(benchmark::State& state) {
+    using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
+    std::vector<float> in(4096 * 1024), out(in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i * 2654435761u) % 1000u) * 1e-3f;
+    auto const x = sy::strided_ref::contiguous(in.data(), sy::dtype::f32, sy::device_kind::cpu, {4096, 1024}, "x");
+    auto const o = sy::strided_ref::contiguous(out.data(), sy::dtype::f32, sy::device_kind::cpu, {4096, 1024}, "out");
+    auto const shifted_exp = [](float v, float max) { return sy::exp(v - max); };
+    auto const normalized = [](float, float e, float, float sum) { return e * (1.0f / sum); };
+    auto const stats = sy::row_stats(sy::amax, sy::row_stat(sy::sum, shifted_exp).with_values());
+    for (auto _ : state) {
+        sy::transform_rows(Tag{}, o, stats, normalized, x);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(in.size() * sizeof(float)));
+}
 
 }  // namespace
 
@@ -69,7 +91,10 @@ BENCHMARK(BM_sum_rows_4096x1024_bf16)->UseRealTime()->Unit(benchmark::kMilliseco
 BENCHMARK(BM_sum_rows_256x131072)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_columns_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_64x1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_sum_rows_131072x32)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_32768x128)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_amax_rows_64x1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_amax_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_softmax_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch's side of bench/cpu_reduce.cpp: torch.sum over the same shapes
-and dimensions, float32 (and f16, bf16 row sums), into preallocated outputs, on 2 threads (or
+and dimensions, float32 (and f16, bf16 row sums, short rows), into preallocated outputs, on 2 threads (or
 SWITCHYARD_NUM_THREADS). Prints one line per case: the median of 15 blocks
 of 20 calls, in milliseconds (a median, as Google Benchmark reports ours)."""
 
@@ -34,6 +34,8 @@ cases = {
     "sum_columns_4096x1024": (x[: 1 << 22].view(4096, 1024), 0),
     "sum_rows_4096x1024_f16": (x[: 1 << 22].view(4096, 1024).half(), -1),
     "sum_rows_4096x1024_bf16": (x[: 1 << 22].view(4096, 1024).bfloat16(), -1),
+    "sum_rows_131072x32": (x[: 1 << 22].view(131072, 32), -1),
+    "sum_rows_32768x128": (x[: 1 << 22].view(32768, 128), -1),
 }
 for name, (t, dim) in cases.items():
     if dim is None:

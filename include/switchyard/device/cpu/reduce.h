@@ -81,6 +81,22 @@ SWITCHYARD_INLINE void fold_into_lanes(Combine const& combine, Element const& el
     for (int l = 0; j0 + l < n; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
 }
 
+// v[0..n) = value. A zero is hidden from the optimizer first: g++ turns a
+// fill with a constant zero (a sum's identity) into memset (rep stos here),
+// and the loads of v that follow at once then wait for those string stores
+// to retire instead of taking their data from the store buffer; rows of 32
+// floats took twice as long (docs/benchmarks.md). An unknown value is
+// filled with vector stores, which loads do forward from. Other constants
+// (amax's -inf) are filled with vector stores anyway and stay constants.
+template <typename A>
+SWITCHYARD_INLINE void fill_accumulators(A* v, std::int64_t n, A value) {
+#if defined(__GNUC__)
+    if constexpr (std::is_arithmetic_v<A>)
+        if (value == A{}) __asm__("" : "+m"(value));
+#endif
+    for (std::int64_t j = 0; j < n; ++j) v[j] = value;
+}
+
 // How the reduced range is cut, from the layout alone.
 struct reduce_plan {
     std::int64_t blocks = 1;      // per output (row) or per tile (column)
@@ -205,8 +221,7 @@ SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, 
     static_assert(reads_contiguous_blocks<I, D, S, C>());
     constexpr int W = transform_lanes<C>;
     A lanes[W];
-    A const identity = combine.template identity<C>();
-    for (int l = 0; l < W; ++l) lanes[l] = identity;
+    fill_accumulators(lanes, W, A(combine.template identity<C>()));
     [&]<std::size_t... K>(std::index_sequence<K...>) {
         if constexpr (std::is_same_v<S, C>) {
             auto const element = [&](std::int64_t j) { return static_cast<C>(f(run[K][j]...)); };
@@ -280,7 +295,7 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
                 // order the reduced dimensions otherwise).
                 using extreme = typename Combine::extreme_combine;
                 C ext[W];
-                for (int l = 0; l < W; ++l) ext[l] = extreme{}.template identity<C>();
+                fill_accumulators(ext, W, extreme{}.template identity<C>());
                 fold_into_lanes<W>(extreme{}, element, filled, ext);
                 fold_lanes<W>(extreme{}, ext);
                 C const m = ext[0];
@@ -311,8 +326,7 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
             return reduce_contiguous_block<I, D, C, C, NIn>(combine, f, run, r1 - r0);
         }
     }
-    if constexpr (!indexed)
-        for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
+    if constexpr (!indexed) fill_accumulators(lanes, W, A(combine.template identity<C>()));
     while (r < r1) {
         std::int64_t want = r1 - r < B ? r1 - r : B;
         if (in_place) {
@@ -372,6 +386,7 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
     for (std::int64_t run0 = r0; run0 < r1; run0 += reduce_column_run) {
         std::int64_t const run1 = run0 + reduce_column_run < r1 ? run0 + reduce_column_run : r1;
         A* acc = stack[depth];
+        // A plain fill: with the zero hidden, column sums measured slower (docs/benchmarks.md).
         for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine.template identity<C>();
         for (std::int64_t r = run0; r < run1; ++r) {
             C const* row[NIn];

@@ -113,7 +113,7 @@ SWITCHYARD_INLINE void row_statistic(Stats const& stats, row_inputs<D, S, C, NIn
         C const* v[NIn];
         for (int k = 0; k < NIn; ++k) v[k] = in.values(k, j0, len, I == 0);
         C lanes[W];
-        for (int l = 0; l < W; ++l) lanes[l] = combine.template identity<C>();
+        fill_accumulators(lanes, W, C(combine.template identity<C>()));
         [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
             C const earlier[sizeof...(J) > 0 ? sizeof...(J) : 1] = {s[J]...};
             auto const element = [&](std::int64_t j) {
