@@ -65,7 +65,7 @@ void BM_amax_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::d
 void BM_amax_rows_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{-1}, sy::amax); }
 
 // The softmax example's transform_rows (row max, the sum of exp(x - max)
-// with its values handed to f, then e / sum) along the last dimension.
+// with its values handed to f, then e * (1 / sum)) along the last dimension.
 void BM_softmax_rows_4096x1024(benchmark::State& state) {
     using Tag = sy::tag<sy::device_kind::cpu, sy::dtype::f32>;
     std::vector<float> in(4096 * 1024), out(in.size());

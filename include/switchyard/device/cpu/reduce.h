@@ -386,7 +386,7 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
     for (std::int64_t run0 = r0; run0 < r1; run0 += reduce_column_run) {
         std::int64_t const run1 = run0 + reduce_column_run < r1 ? run0 + reduce_column_run : r1;
         A* acc = stack[depth];
-        // A plain fill: with the zero hidden, column sums measured slower (docs/benchmarks.md).
+        // A plain fill: hiding the zero (fill_accumulators) did not measure faster here (docs/benchmarks.md).
         for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine.template identity<C>();
         for (std::int64_t r = run0; r < run1; ++r) {
             C const* row[NIn];
