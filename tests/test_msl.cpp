@@ -14,6 +14,7 @@
 #include <switchyard/shader/msl.h>
 #include <switchyard/switchyard.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -786,6 +787,79 @@ TEST_CASE("metal: reductions of f16 and i32, NaN, empty reductions and bad input
                        sy::sum, sy::strided_ref::contiguous(host, dtype::f32, metal, {4}, "stray")),
             Catch::Contains("input 'stray' is not a live buffer of the current metal device"));
         for (void* p : {dh, dhout, di, diout, dx, dout}) d.device.free(p);
+    }
+}
+
+TEST_CASE("metal: argmax and argmin give the CPU's index: rows, columns, all, ties, NaN, two passes",
+          "[msl][metal][reduce]") {
+    for (bool system : metal_systems) {
+        INFO((system ? "Metal" : "stand-in"));
+        metal_under_test d(system);
+        auto const metal = device_kind::metal;
+        using metal_f32 = sy::tag<device_kind::metal, dtype::f32>;
+        using cpu_f32 = sy::tag<device_kind::cpu, dtype::f32>;
+        struct shape {
+            char const* what;
+            std::int64_t rows, cols;
+            bool transposed;  // x's memory is [cols, rows]
+            sy::dims over;
+            std::int64_t out_size;  // 0: a scalar
+        };
+        // Rows of 9000 take two passes: (value, index) partials, then their fold.
+        std::vector<shape> const shapes = {{"rows", 5, 9000, false, sy::dims{-1}, 5},
+                                           {"columns", 300, 12, false, sy::dims{0}, 12},
+                                           {"transposed rows", 12, 300, true, sy::dims{-1}, 12},
+                                           {"all", 5, 9000, false, sy::all_dims, 0}};
+        for (shape const& sh : shapes) {
+            for (int values = 0; values < 3; ++values) {
+                INFO(sh.what << (values == 0 ? ", distinct" : values == 1 ? ", ties" : ", NaN"));
+                std::vector<float> x(static_cast<std::size_t>(sh.rows * sh.cols));
+                for (std::size_t k = 0; k < x.size(); ++k) {
+                    x[k] = 4.0f * std::sin(0.37f * static_cast<float>(k));
+                    if (values >= 1) x[k] = std::round(x[k]);  // 9 levels
+                    if (values == 2 && k % 97 == 5) x[k] = NAN;
+                }
+                void* const dx = d.upload(x);
+                std::size_t const n = static_cast<std::size_t>(sh.out_size > 0 ? sh.out_size : 1);
+                void* const dout = d.device.alloc(n * 8);
+                std::vector<std::int64_t> want(n);
+                std::int64_t const sizes[] = {sh.rows, sh.cols};
+                std::int64_t const strides[] = {sh.transposed ? 1 : sh.cols, sh.transposed ? sh.rows : 1};
+                auto const xs = sy::strided_ref::make(dx, dtype::f32, metal, sizes, strides, 2, "x");
+                auto const host_x =
+                    sy::strided_ref::make(x.data(), dtype::f32, device_kind::cpu, sizes, strides, 2, "x");
+                std::int64_t const one = 1;
+                auto const out =
+                    sy::strided_ref::make(dout, dtype::i64, metal, &sh.out_size, &one, sh.out_size > 0, "i");
+                auto const host_out = sy::strided_ref::make(want.data(), dtype::i64, device_kind::cpu, &sh.out_size,
+                                                            &one, sh.out_size > 0, "i");
+                auto const both = [&](auto combine, char const* name) {
+                    INFO(name);
+                    std::vector<std::int64_t> const garbage(n, -1);
+                    d.device.copy_from_host(dout, garbage.data(), n * 8);  // the high words too
+                    sy::reduce(metal_f32{}, out, sh.over, combine, xs);
+                    sy::reduce(cpu_f32{}, host_out, sh.over, combine, host_x);
+                    CHECK(d.read<std::int64_t>(dout, n) == want);
+                };
+                both(sy::argmax, "argmax");
+                both(sy::argmin, "argmin");
+                for (void* p : {dx, dout}) d.device.free(p);
+            }
+        }
+        // i32, with ties: the first of the largest.
+        std::vector<std::int32_t> ints(3000);
+        for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = std::int32_t(i * 7919 % 613) - 300;
+        void* const di = d.upload(ints);
+        void* const dindex = d.device.alloc(3 * 8);
+        sy::reduce(sy::tag<device_kind::metal, dtype::i32>{},
+                   sy::strided_ref::contiguous(dindex, dtype::i64, metal, {3}, "index"), sy::dims{1}, sy::argmax,
+                   sy::strided_ref::contiguous(di, dtype::i32, metal, {3, 1000}, "x"));
+        std::vector<std::int64_t> const got = d.read<std::int64_t>(dindex, 3);
+        for (std::size_t r = 0; r < 3; ++r) {
+            auto const row = ints.begin() + std::ptrdiff_t(r * 1000);
+            CHECK(got[r] == std::max_element(row, row + 1000) - row);
+        }
+        for (void* p : {di, dindex}) d.device.free(p);
     }
 }
 

@@ -162,22 +162,16 @@ void run_reduction(char const* op, Tag tag, Out const& out, dims const& over, Co
                       "transform_reduce: the tag names device cuda, which needs this file compiled by nvcc");
 #endif
     } else if constexpr (device == device_kind::webgpu) {
-        static_assert(!indexed,
-                      "transform_reduce: argmin and argmax write int64 indices, which shader devices (WebGPU, "
-                      "Metal) do not store; they run on the CPU and CUDA");
 #if defined(SWITCHYARD_HAS_WEBGPU_REDUCE)
-        if constexpr (!indexed) detail::webgpu_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
+        detail::webgpu_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
 #else
         static_assert(device != device_kind::webgpu,
                       "transform_reduce: the tag names device webgpu, which needs SWITCHYARD_WITH_WEBGPU defined "
                       "(link the switchyard::webgpu CMake target)");
 #endif
     } else if constexpr (device == device_kind::metal) {
-        static_assert(!indexed,
-                      "transform_reduce: argmin and argmax write int64 indices, which shader devices (WebGPU, "
-                      "Metal) do not store; they run on the CPU and CUDA");
 #if defined(SWITCHYARD_HAS_METAL_REDUCE)
-        if constexpr (!indexed) detail::metal_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
+        detail::metal_transform_reduce<type, NIn>(op, combine, f, layout, out_ref, ins);
 #else
         static_assert(device != device_kind::metal,
                       "transform_reduce: the tag names device metal, which needs SWITCHYARD_WITH_METAL defined "

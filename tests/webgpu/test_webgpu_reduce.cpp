@@ -1,7 +1,8 @@
 // transform_reduce on WebGPU (lavapipe in CI) against f64 references and the
 // same call on the CPU: full, row, column and middle reductions, strided and
-// broadcast inputs, several passes, the combines, i32 and f16, empty
-// reductions, bitwise repeatability, and the errors.
+// broadcast inputs, several passes, the combines (argmin and argmax with
+// ties and NaN), i32 and f16, empty reductions, bitwise repeatability, and
+// the errors.
 #include <catch2/catch.hpp>
 
 #include <switchyard/switchyard.h>
@@ -99,6 +100,113 @@ TEST_CASE("webgpu transform_reduce matches the CPU over rows, columns, middles a
         if (count(c.x_sizes) == 0)
             for (float v : got) CHECK(v == 0.0f);
     }
+}
+
+TEST_CASE("webgpu argmax and argmin give the CPU's index: every layout, ties, NaN, several passes",
+          "[webgpu][reduce][arg]") {
+    struct shape_case {
+        char const* what;
+        std::vector<std::int64_t> x_sizes, x_strides;
+        std::int64_t x_elements;
+        sy::dims over;
+        std::vector<std::int64_t> out_sizes;
+    };
+    std::vector<shape_case> const cases = {
+        {"rows", {300, 70}, {70, 1}, 21000, sy::dims{-1}, {300}},
+        {"columns", {300, 70}, {70, 1}, 21000, sy::dims{0}, {70}},
+        {"all", {300, 70}, {70, 1}, 21000, sy::all_dims, {}},
+        // Memory order differs from the index order (row-major in the
+        // reduced dims of the shape): the index operand's strides say which.
+        {"transposed rows", {70, 300}, {1, 70}, 21000, sy::dims{-1}, {70}},
+        {"first and last of a permuted rank 4", {3, 4, 5, 6}, {1, 90, 18, 3}, 360, sy::dims{0, -1}, {4, 5}},
+        {"all of a permuted rank 3", {6, 50, 7}, {1, 42, 6}, 2100, sy::all_dims, {}},
+        {"rows of several blocks (two passes)", {3, 100003}, {100003, 1}, 300009, sy::dims{1}, {3}},
+        {"broadcast rows (stride 0)", {4, 9000}, {1, 0}, 4, sy::dims{1}, {4}},
+    };
+    for (auto const& c : cases) {
+        for (int values = 0; values < 3; ++values) {
+            INFO(c.what << (values == 0 ? ", distinct values" : values == 1 ? ", few levels (ties)" : ", with NaN"));
+            operand x(c.x_sizes, c.x_strides, c.x_elements, "x", 0.5f);
+            for (std::size_t i = 0; i < x.host.size(); ++i) {
+                if (values >= 1) x.host[i] = std::round(x.host[i]);  // 9 levels: many ties
+                if (values == 2 && i % 97 == 5) x.host[i] = std::numeric_limits<float>::quiet_NaN();
+            }
+            dev().copy_from_host(x.buffer, x.host.data(), x.host.size() * 4);
+            std::int64_t const n = count(c.out_sizes);
+            std::vector<std::int64_t> want(static_cast<std::size_t>(n), -1);
+            test_webgpu::device_array got_buffer(static_cast<std::size_t>(n) * 8);
+            std::vector<std::int64_t> const out_strides = row_major(c.out_sizes);
+            auto const rank = static_cast<std::int64_t>(c.out_sizes.size());
+            auto const gpu_out = sy::strided_ref::make(got_buffer.buffer, dtype::i64, device_kind::webgpu,
+                                                       c.out_sizes.data(), out_strides.data(), rank, "index");
+            auto const cpu_out = sy::strided_ref::make(want.data(), dtype::i64, device_kind::cpu, c.out_sizes.data(),
+                                                       out_strides.data(), rank, "index");
+            auto const both = [&](auto combine, char const* name) {
+                INFO(name);
+                std::vector<std::int64_t> const garbage(static_cast<std::size_t>(n), -1);
+                dev().copy_from_host(got_buffer.buffer, garbage.data(), garbage.size() * 8);  // high words too
+                sy::reduce(gpu_f32{}, gpu_out, c.over, combine, x.gpu);
+                sy::reduce(cpu_f32{}, cpu_out, c.over, combine, x.cpu);
+                CHECK(got_buffer.read<std::int64_t>(static_cast<std::size_t>(n)) == want);
+            };
+            both(sy::argmax, "argmax");
+            both(sy::argmin, "argmin");
+            // A map of two inputs: the largest |x - y|, y broadcast.
+            if (values == 0 && c.x_sizes.size() == 2) {
+                operand y({c.x_sizes[1]}, {1}, c.x_sizes[1], "y", 1.5f);
+                auto const distance = [](auto a, auto b) { return sy::abs(a - b); };  // traced on WebGPU
+                sy::transform_reduce(gpu_f32{}, gpu_out, c.over, sy::argmax, distance, x.gpu, y.gpu);
+                sy::transform_reduce(cpu_f32{}, cpu_out, c.over, sy::argmax, distance, x.cpu, y.cpu);
+                CHECK(got_buffer.read<std::int64_t>(static_cast<std::size_t>(n)) == want);
+            }
+        }
+    }
+}
+
+TEST_CASE("webgpu argmax of i32 and f16, its errors, and amax and amin of NaN", "[webgpu][reduce][arg]") {
+    std::vector<std::int32_t> host(5000);
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = std::int32_t(i * 7919 % 613) - 300;  // ties
+    test_webgpu::device_array x(host);
+    test_webgpu::device_array index(5 * 8);
+    using gpu_i32 = sy::tag<device_kind::webgpu, dtype::i32>;
+    auto const in = x.ref(dtype::i32, {5, 1000}, "x");
+    sy::reduce(gpu_i32{}, index.ref(dtype::i64, {5}, "index"), sy::dims{1}, sy::argmin, in);
+    std::vector<std::int64_t> const got = index.read<std::int64_t>(5);
+    for (std::size_t r = 0; r < 5; ++r) {
+        auto const row = host.begin() + std::ptrdiff_t(r * 1000);
+        CHECK(got[r] == std::min_element(row, row + 1000) - row);  // the first of the smallest
+    }
+    CHECK_THROWS_WITH(sy::reduce(gpu_i32{}, x.ref(dtype::i32, {5}, "index"), sy::dims{1}, sy::argmax, in),
+                      Catch::Contains("argmax writes indices, which need dtype i64"));
+    std::int64_t const none_sizes[] = {0}, one[] = {1};
+    auto const empty = sy::strided_ref::make(x.buffer, dtype::i32, device_kind::webgpu, none_sizes, one, 1, "x");
+    CHECK_THROWS_WITH(sy::reduce(gpu_i32{}, index.ref(dtype::i64, {}, "index"), sy::all_dims, sy::argmax, empty),
+                      Catch::Contains("argmax over zero elements"));
+
+    // NaN wins amax and amin too, found by its bits (lavapipe folds v != v).
+    std::vector<float> const nan_rows = {1.0f, NAN, 3.0f, -2.0f, 5.0f, 4.0f};
+    test_webgpu::device_array f(nan_rows);
+    test_webgpu::device_array extremes(2 * 4);
+    sy::reduce(gpu_f32{}, extremes.ref(dtype::f32, {2}, "out"), sy::dims{1}, sy::amax, f.ref(dtype::f32, {2, 3}, "x"));
+    std::vector<float> extreme = extremes.read<float>(2);
+    CHECK(std::isnan(extreme[0]));
+    CHECK(extreme[1] == 5.0f);
+    sy::reduce(gpu_f32{}, extremes.ref(dtype::f32, {2}, "out"), sy::dims{1}, sy::amin, f.ref(dtype::f32, {2, 3}, "x"));
+    extreme = extremes.read<float>(2);
+    CHECK(std::isnan(extreme[0]));
+    CHECK(extreme[1] == -2.0f);
+
+    if (!dev().has_f16()) {
+        SUCCEED("the adapter has no shader-f16");
+        return;
+    }
+    std::vector<sy::half> halves(9000);
+    for (std::size_t i = 0; i < halves.size(); ++i) halves[i] = sy::half(float(i % 1000) * 0.5f);
+    halves[4321] = sy::half(600.0f);  // the largest, in the second block
+    test_webgpu::device_array h(halves);
+    sy::reduce(sy::tag<device_kind::webgpu, dtype::f16>{}, index.ref(dtype::i64, {}, "index"), sy::all_dims, sy::argmax,
+               h.ref(dtype::f16, {9000}, "x"));
+    CHECK(index.read<std::int64_t>(1)[0] == 4321);
 }
 
 TEST_CASE("webgpu sums 2^24 f32 accurately and bitwise the same each run", "[webgpu][reduce]") {

@@ -65,6 +65,7 @@ struct msl_reduction_syntax {
                     ")]], uint gid [[thread_position_in_grid]]) {\n");
         std::string const wg = std::to_string(reduction_group_size);
         s += concat("    threadgroup ", msl_type(r.acc_type), " sy_lanes[", wg, "];\n");
+        if (r.indexed) s += concat("    threadgroup uint sy_index[", wg, "];\n");
         s += concat("    const uint g = gid / ", wg, "u;\n    const uint lane = gid % ", wg, "u;\n");
         return s;
     }

@@ -16,7 +16,9 @@
 // other dtypes, an operand that is not a live buffer of the current device,
 // a negative stride, and more elements or blocks than 32-bit indices reach.
 // An empty reduction binds only its output and writes the identity. min and
-// max propagate NaN as far as the shader compiler keeps `a != a`.
+// max propagate NaN; argmin and argmax take the first NaN. argmin and
+// argmax write their int64 index as two u32 words (shader languages have no
+// 64-bit integers) and carry 32-bit indices through their passes.
 //
 // The device adapter gives: name (char const*), guard (its device_guard's
 // name), has_f16(), has_bf16(), owns(p), alloc(bytes), free(p), and
@@ -54,30 +56,35 @@ struct reduction_binding {
 namespace detail {
 
 // The combines written directly, the same expression in every shader
-// language; a user's combine is traced. max and min keep NaN (`a != a`).
+// language; a user's combine is traced. max and min keep NaN, found by its
+// bits (is_nan_test: WGSL may fold `a != a` to false).
 template <typename Combine>
 inline constexpr bool builtin_combine_v =
     std::is_same_v<Combine, sum_combine> || std::is_same_v<Combine, prod_combine> ||
     std::is_same_v<Combine, max_combine> || std::is_same_v<Combine, min_combine>;
 template <typename Combine>
-constexpr char const* builtin_combine_expression() {
+std::string builtin_combine_expression(std::string const& a0_is_nan) {
     if constexpr (std::is_same_v<Combine, sum_combine>)
         return "a0 + a1";
     else if constexpr (std::is_same_v<Combine, prod_combine>)
         return "a0 * a1";
     else if constexpr (std::is_same_v<Combine, max_combine>)
-        return "select(a1, a0, a0 > a1 || a0 != a0)";
+        return concat("select(a1, a0, a0 > a1 || ", a0_is_nan, ")");
     else
-        return "select(a1, a0, a0 < a1 || a0 != a0)";
+        return concat("select(a1, a0, a0 < a1 || ", a0_is_nan, ")");
 }
 
 // sy_combine: a built-in combine's text, or a user's combine traced on two
-// arguments. Its uniform words are appended to `words`.
+// arguments (none for argmin and argmax). Its uniform words are appended to
+// `words`.
 template <typename Syntax, typename Acc, typename Combine>
 std::string combine_function(char const* device, Combine const& combine, bool has_f16, bool has_bf16,
                              std::vector<std::uint32_t>& words, std::vector<std::string>& helpers, bool& uses_f16_out) {
-    if constexpr (builtin_combine_v<Combine>) {
-        return Syntax::simple_function("sy_combine", 2, scalar_of<Acc>, builtin_combine_expression<Combine>());
+    if constexpr (is_indexed_combine_v<Combine>) {
+        return {};  // argmin and argmax compare pairs in the kernel itself (shader/reduction_kernel.h)
+    } else if constexpr (builtin_combine_v<Combine>) {
+        return Syntax::simple_function("sy_combine", 2, scalar_of<Acc>,
+                                       builtin_combine_expression<Combine>(is_nan_test<Syntax>(scalar_of<Acc>, "a0")));
     } else {
         using V = value<Acc>;
         trace t(device, 0, has_f16, has_bf16);
@@ -115,7 +122,10 @@ void run_reduction_pass(Device& device, reduction_pass const& pass, std::string 
     words[1] = static_cast<std::uint32_t>(pass.reduced_numel);
     words[2] = static_cast<std::uint32_t>(splits);
     words[3] = static_cast<std::uint32_t>(reduction_block);
-    words[4] = shader::uniform_word(combine.template identity<Acc>());  // not detail's WGSL spelling
+    if constexpr (is_indexed_combine_v<Combine>)
+        words[4] = shader::uniform_word(combine.template identity<Acc>().value);
+    else
+        words[4] = shader::uniform_word(combine.template identity<Acc>());  // not detail's WGSL spelling
     for (std::int32_t d = 0; d < r.kept_rank; ++d)
         words[kept_size_word(r, d)] = static_cast<std::uint32_t>(pass.kept_sizes[std::size_t(d)]);
     for (std::int32_t d = 0; d < r.reduced_rank; ++d)
@@ -135,17 +145,20 @@ void run_reduction_pass(Device& device, reduction_pass const& pass, std::string 
                                                                    device.has_bf16(), words, helpers, combine_f16);
 
     std::int64_t const partial_count = pass.kept_numel * splits;
+    // A partial is an accumulator, or argmin's and argmax's (value bits, index).
+    std::uint64_t const partial_bytes =
+        static_cast<std::uint64_t>(partial_count) * (r.indexed ? 2 * sizeof(std::uint32_t) : sizeof(Acc));
     void* partials = nullptr;
     reduction_shape shape = r;
     shape.f16_functions = shape.f16_functions || combine_f16;
     shape.to_partials = splits > 1;
-    if (shape.to_partials) shape.out_type = r.acc_type;  // partials keep the accumulator's precision
+    if (shape.to_partials && !r.indexed) shape.out_type = r.acc_type;  // partials keep the accumulator's precision
     try {
         std::vector<reduction_binding> bindings;
         bindings.push_back({pass.buffers[0], pass.bytes[0], pass.names[0]});
         if (shape.to_partials) {
-            partials = device.alloc(static_cast<std::size_t>(partial_count) * sizeof(Acc));
-            bindings[0] = {partials, static_cast<std::uint64_t>(partial_count) * sizeof(Acc), "partials"};
+            partials = device.alloc(static_cast<std::size_t>(partial_bytes));
+            bindings[0] = {partials, partial_bytes, "partials"};
         }
         for (std::size_t k = 1; k < pass.buffers.size(); ++k) {
             auto const slot = static_cast<std::size_t>(shape.input_slot[k - 1]);
@@ -160,8 +173,11 @@ void run_reduction_pass(Device& device, reduction_pass const& pass, std::string 
         // of `splits` per output) with the same combine and no map.
         reduction_pass next;
         next.shape.out_type = r.out_type;
-        next.shape.in_type = r.acc_type;
+        next.shape.in_type = r.indexed ? scalar::u32 : r.acc_type;
         next.shape.acc_type = r.acc_type;
+        next.shape.indexed = r.indexed;
+        next.shape.largest = r.largest;
+        next.shape.pairs_in = r.indexed;
         next.shape.input_slot = {1};
         next.shape.kept_rank = r.kept_rank;
         next.shape.reduced_rank = 1;
@@ -178,7 +194,7 @@ void run_reduction_pass(Device& device, reduction_pass const& pass, std::string 
         next.kept_strides = {pass.kept_strides[0], partial_strides};
         next.reduced_strides = {{0}, {1}};
         next.buffers = {pass.buffers[0], partials};
-        next.bytes = {pass.bytes[0], static_cast<std::uint64_t>(partial_count) * sizeof(Acc)};
+        next.bytes = {pass.bytes[0], partial_bytes};
         next.names = {pass.names[0], "partials"};
         run_reduction_pass<Syntax, Acc>(device, next, Syntax::simple_function("sy_map", 1, r.acc_type, "a0"), combine,
                                         {}, {});
@@ -214,21 +230,29 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
         if (stored == scalar::bf16 && !device.has_bf16())
             fail("dtype bf16 is not supported: WGSL has no bf16 (Metal has, as MSL 3.1's bfloat)");
         if (layout.kept_numel == 0) return;
+        constexpr bool indexed = is_indexed_combine_v<Combine>;
         constexpr std::int64_t limit = std::int64_t{1} << 32;
         std::int64_t const blocks = (layout.reduced_numel + reduction_block - 1) / reduction_block;
-        if (layout.reduced_numel >= limit - reduction_block || layout.kept_numel * blocks >= limit)
+        // argmin's and argmax's partials are two u32 words each.
+        if (layout.reduced_numel >= limit - reduction_block || layout.kept_numel * blocks >= limit / (indexed ? 2 : 1))
             fail("the reduction has " + std::to_string(layout.kept_numel) + " outputs of " +
                  std::to_string(layout.reduced_numel) +
-                 " elements each; shader devices index with 32 bits (fewer than 2^32 elements and 2^32 blocks of " +
-                 std::to_string(reduction_block) + ")");
+                 " elements each; shader devices index with 32 bits (fewer than 2^32 elements and " +
+                 (indexed ? "2^31" : "2^32") + " blocks of " + std::to_string(reduction_block) + ")");
         // An empty reduction reads nothing: only the output is bound, and
-        // every element gets the combine's identity.
+        // every element gets the combine's identity (argmin and argmax
+        // refuse it before this). Their index operand, last, has strides but
+        // no memory.
         int const operands = layout.reduced_numel == 0 ? 1 : layout.operands;
+        int const bound = indexed ? operands - 1 : operands;
 
         detail::reduction_pass pass;
-        pass.shape.out_type = stored;
+        pass.shape.out_type = indexed ? scalar::u32 : stored;  // an int64 index as two u32 words
         pass.shape.in_type = stored;
         pass.shape.acc_type = scalar_of<Acc>;
+        pass.shape.indexed = indexed;
+        pass.shape.index_operand = indexed;
+        pass.shape.largest = std::is_same_v<Combine, argmax_combine>;
         pass.shape.kept_rank = layout.kept_rank;
         pass.shape.reduced_rank = layout.reduced_rank;
         pass.kept_numel = layout.kept_numel;
@@ -237,6 +261,12 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
         pass.reduced_sizes.assign(layout.reduced_sizes, layout.reduced_sizes + layout.reduced_rank);
         std::int32_t next_slot = 1;
         for (int k = 0; k < operands; ++k) {
+            if (k == bound) {  // the index operand
+                pass.kept_strides.emplace_back(layout.kept_strides[k], layout.kept_strides[k] + layout.kept_rank);
+                pass.reduced_strides.emplace_back(layout.reduced_strides[k],
+                                                  layout.reduced_strides[k] + layout.reduced_rank);
+                continue;
+            }
             std::string const name = switchyard::detail::ref_label(k == 0 ? out_ref.name : ins[k - 1].name);
             if (!device.owns(layout.data[k]))
                 fail((k == 0 ? "output " : "input ") + name + " is not a live buffer of the current " + device.name +
@@ -251,15 +281,19 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
             };
             reach(layout.kept_sizes, layout.kept_strides[k], layout.kept_rank);
             reach(layout.reduced_sizes, layout.reduced_strides[k], layout.reduced_rank);
-            if (extent >= limit)
+            // An index is two u32 words: half as many int64 elements.
+            bool const words_of_index = indexed && k == 0;
+            if (extent >= (words_of_index ? limit / 2 : limit))
                 fail(name + " spans " + std::to_string(extent) +
-                     " elements; shader devices index with 32 bits (fewer than 2^32)");
+                     " elements; shader devices index with 32 bits (fewer than " +
+                     (words_of_index ? "2^31 int64" : "2^32") + ")");
             pass.kept_strides.emplace_back(layout.kept_strides[k], layout.kept_strides[k] + layout.kept_rank);
             pass.reduced_strides.emplace_back(layout.reduced_strides[k],
                                               layout.reduced_strides[k] + layout.reduced_rank);
             pass.buffers.push_back(layout.data[k]);
             pass.names.push_back(name);
-            std::uint64_t const bytes = static_cast<std::uint64_t>(extent) * sizeof(S);
+            std::uint64_t const bytes =
+                static_cast<std::uint64_t>(extent) * (words_of_index ? sizeof(std::int64_t) : sizeof(S));
             pass.bytes.push_back(bytes > 4 ? bytes : 4);
             if (k == 0) continue;
             // Inputs on one buffer share a binding (covering the larger extent).

@@ -10,6 +10,8 @@
 // result is bitwise the same run to run. With one block per output
 // (splits = 1) the result is stored at the output's element; otherwise at
 // index g of a partials buffer that the next pass reduces over its blocks.
+// argmin and argmax fold (value, index) pairs the same way, a second
+// workgroup array holding the indices (reduction_shape::indexed).
 // Uniform words: shader/reduction_shape.h.
 #pragma once
 
@@ -49,6 +51,30 @@ std::string reduction_offsets(std::string const& index, std::string const& prefi
     return s;
 }
 
+// Whether float value v is a NaN, by its bits: WGSL lets a compiler assume
+// floats are never NaN and fold `v != v` to false (lavapipe does), but not
+// an integer test. Integers are never NaN.
+template <typename Syntax>
+std::string is_nan_test(scalar type, std::string const& v) {
+    if (type != scalar::f32) return "false";
+    return concat("((", Syntax::bitcast(Syntax::type(scalar::u32), v), " & 2147483647u) > 2139095040u)");
+}
+
+// Whether the pair (bv, bi) beats (av, ai) for argmax (largest) or argmin:
+// a NaN over a number, else the larger (smaller) value, else on a tie (two
+// NaNs, or equal values) the smaller index. That is a total order on pairs
+// with distinct indices (core/combine.h's pick_indexed), so the result does
+// not depend on the order elements are folded in. Every term is in
+// parentheses: WGSL does not mix && and || without them.
+template <typename Syntax>
+std::string beats(bool largest, scalar type, std::string const& av, std::string const& ai, std::string const& bv,
+                  std::string const& bi) {
+    std::string const a_nan = is_nan_test<Syntax>(type, av), b_nan = is_nan_test<Syntax>(type, bv);
+    return concat("(", b_nan, " && !", a_nan, ") || (!", a_nan, " && !", b_nan, " && (", bv, largest ? " > " : " < ",
+                  av, ")) || ((", a_nan, " == ", b_nan, ") && (", a_nan, " || (", av, " == ", bv, ")) && (", bi, " < ",
+                  ai, "))");
+}
+
 // The kernel of one pass. map is the function sy_map(a0: ACC, ...) -> ACC
 // (one argument per input), combine sy_combine(a0: ACC, a1: ACC) -> ACC, in
 // the language's own form; helpers the math helpers they call;
@@ -75,14 +101,19 @@ std::string emit_reduction(reduction_shape const& r, std::string const& map, std
     s += concat("    ", S::constant("block_begin", concat("(g % ", S::word(2), ") * ", S::word(3))), "\n");
     s +=
         concat("    ", S::constant("block_end", concat("min(block_begin + ", S::word(3), ", ", S::word(1), ")")), "\n");
+    // argmin's and argmax's first pass has the index operand after the inputs.
+    std::int32_t const operands = 1 + inputs + (r.index_operand ? 1 : 0);
     s += reduction_offsets<S>(
-        "m", "kc", "ko", r.kept_rank, 1 + inputs, [&](std::int32_t d) { return kept_size_word(r, d); },
+        "m", "kc", "ko", r.kept_rank, operands, [&](std::int32_t d) { return kept_size_word(r, d); },
         [&](std::int32_t k, std::int32_t d) { return kept_stride_word(r, k, d); }, "    ");
     std::string const identity = r.acc_type == scalar::u32 ? S::word(4) : S::bitcast(acc, S::word(4));
+    std::string const index = S::type(scalar::u32);
     s += concat("    ", S::typed_variable(acc, "acc", identity), "\n");
+    // No element has the largest index: the identity loses every tie.
+    if (r.indexed) s += concat("    ", S::typed_variable(index, "acc_index", "4294967295u"), "\n");
     s += concat("    ", S::loop("r", "block_begin + lane", "block_end", std::to_string(reduction_group_size)), " {\n");
     s += reduction_offsets<S>(
-        "r", "rc", "ro", r.reduced_rank, 1 + inputs, [&](std::int32_t d) { return reduced_size_word(r, d); },
+        "r", "rc", "ro", r.reduced_rank, operands, [&](std::int32_t d) { return reduced_size_word(r, d); },
         [&](std::int32_t k, std::int32_t d) { return reduced_stride_word(r, k, d); }, "        ");
     std::string arguments;
     for (std::int32_t k = 0; k < inputs; ++k) {
@@ -90,15 +121,52 @@ std::string emit_reduction(reduction_shape const& r, std::string const& map, std
         std::string const load = concat("b", std::to_string(r.input_slot[static_cast<std::size_t>(k)]), "[", at, "]");
         arguments += concat(k ? ", " : "", r.in_type == r.acc_type ? load : concat(acc, "(", load, ")"));
     }
-    s += concat("        acc = ", S::call("sy_combine", concat("acc, ", S::call("sy_map", arguments))), ";\n    }\n");
-    s += concat("    sy_lanes[lane] = acc;\n    ", S::barrier(), ";\n");
+    if (!r.indexed) {
+        s += concat("        acc = ", S::call("sy_combine", concat("acc, ", S::call("sy_map", arguments))),
+                    ";\n    }\n");
+    } else {
+        std::string value, at;
+        if (r.pairs_in) {  // a previous pass's (value bits, index) pairs
+            value = S::bitcast(acc, "b1[2u * (ko1 + ro1)]");
+            at = "b1[2u * (ko1 + ro1) + 1u]";
+        } else {
+            value = S::call("sy_map", arguments);
+            std::string const k = std::to_string(inputs + 1);
+            at = concat("ko", k, " + ro", k);
+        }
+        s += concat("        ", S::typed_variable(acc, "v", value), "\n        ", S::typed_variable(index, "vi", at),
+                    "\n");
+        s += concat("        if (", beats<S>(r.largest, r.acc_type, "acc", "acc_index", "v", "vi"),
+                    ") {\n            acc = v;\n            acc_index = vi;\n        }\n    }\n");
+    }
+    s += concat("    sy_lanes[lane] = acc;\n");
+    if (r.indexed) s += "    sy_index[lane] = acc_index;\n";
+    s += concat("    ", S::barrier(), ";\n");
     s += concat("    ", S::loop_halving("span", std::to_string(reduction_group_size / 2)), " {\n");
-    s += concat("        if (lane < span) {\n            sy_lanes[lane] = ",
-                S::call("sy_combine", "sy_lanes[lane], sy_lanes[lane + span]"), ";\n        }\n        ", S::barrier(),
-                ";\n    }\n");
-    std::string const result =
-        r.out_type == r.acc_type ? std::string("sy_lanes[0]") : concat(S::type(r.out_type), "(sy_lanes[0])");
-    s += concat("    if (lane == 0u) {\n        b0[", r.to_partials ? "g" : "ko0", "] = ", result, ";\n    }\n}\n");
+    if (!r.indexed) {
+        s += concat("        if (lane < span) {\n            sy_lanes[lane] = ",
+                    S::call("sy_combine", "sy_lanes[lane], sy_lanes[lane + span]"), ";\n        }\n");
+    } else {
+        s += concat("        if (lane < span) {\n            ",
+                    S::typed_variable(acc, "next_value", "sy_lanes[lane + span]"), "\n            ",
+                    S::typed_variable(index, "next_index", "sy_index[lane + span]"), "\n            if (",
+                    beats<S>(r.largest, r.acc_type, "sy_lanes[lane]", "sy_index[lane]", "next_value", "next_index"),
+                    ") {\n                sy_lanes[lane] = next_value;\n                sy_index[lane] = next_index;\n"
+                    "            }\n        }\n");
+    }
+    s += concat("        ", S::barrier(), ";\n    }\n");
+    s += "    if (lane == 0u) {\n";
+    if (!r.indexed) {
+        std::string const result =
+            r.out_type == r.acc_type ? std::string("sy_lanes[0]") : concat(S::type(r.out_type), "(sy_lanes[0])");
+        s += concat("        b0[", r.to_partials ? "g" : "ko0", "] = ", result, ";\n");
+    } else if (r.to_partials) {
+        s += concat("        b0[2u * g] = ", S::bitcast(index, "sy_lanes[0]"),
+                    ";\n        b0[2u * g + 1u] = sy_index[0];\n");
+    } else {  // the int64 index, low word first (WebGPU and Metal are little-endian)
+        s += "        b0[2u * ko0] = sy_index[0];\n        b0[2u * ko0 + 1u] = 0u;\n";
+    }
+    s += "    }\n}\n";
     return s;
 }
 

@@ -5,8 +5,9 @@
 //
 // Uniform words (u32), in this order: the workgroup count, the reduced
 // element count, splits, the block length, the combine's identity (its
-// bits), the kept sizes, the reduced sizes, then per operand (the output
-// first, then each input) its kept strides and its reduced strides, all in
+// bits; argmin's and argmax's value), the kept sizes, the reduced sizes,
+// then per operand (the output first, then each input, then argmin's and
+// argmax's index operand) its kept strides and its reduced strides, all in
 // elements; then the words of the map and combine functions. Sizes and
 // strides are uniforms, so a new shape of the same ranks reuses the
 // pipeline.
@@ -33,6 +34,15 @@ struct reduction_shape {
     std::int32_t reduced_rank = 0;
     bool to_partials = false;    // store at index g of binding 0, not at the output's offset
     bool f16_functions = false;  // the map or combine computes in f16 (shader::uses_f16)
+    // argmin and argmax fold (value, index) pairs. Their output and partials
+    // are u32 words: an index as an int64's two words (low first), a partial
+    // as its value's bits and its index. The first pass has one more operand
+    // after the inputs, with strides and no binding, whose offset is each
+    // element's index (view/reduction_layout.h); later passes read pairs.
+    bool indexed = false;
+    bool largest = true;         // indexed: argmax, else argmin
+    bool index_operand = false;  // the first pass of an indexed reduction
+    bool pairs_in = false;       // later passes: binding 1 holds (value bits, index) pairs
 
     // The storage bindings: the output and the inputs' distinct slots.
     std::int32_t bindings() const {
@@ -45,7 +55,7 @@ struct reduction_shape {
 // The index of the first uniform word after the layout: where the map's and
 // combine's words start.
 inline std::uint32_t reduction_layout_words(reduction_shape const& r) {
-    auto const operands = static_cast<std::uint32_t>(1 + r.input_slot.size());
+    auto const operands = static_cast<std::uint32_t>(1 + r.input_slot.size() + (r.index_operand ? 1 : 0));
     auto const ranks = static_cast<std::uint32_t>(r.kept_rank + r.reduced_rank);
     return 5 + ranks + operands * ranks;
 }

@@ -58,7 +58,9 @@ struct wgsl_reduction_syntax {
         s += concat("@group(0) @binding(", std::to_string(bindings), ") var<uniform> u: Uniforms;\n\n");
         s += functions;
         std::string const wg = std::to_string(reduction_group_size);
-        s += concat("var<workgroup> sy_lanes: array<", wgsl_type(r.acc_type), ", ", wg, ">;\n\n");
+        s += concat("var<workgroup> sy_lanes: array<", wgsl_type(r.acc_type), ", ", wg, ">;\n");
+        if (r.indexed) s += concat("var<workgroup> sy_index: array<u32, ", wg, ">;\n");
+        s += "\n";
         s += concat("@compute @workgroup_size(", wg,
                     ")\nfn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,\n"
                     "        @builtin(local_invocation_index) lane: u32) {\n"
