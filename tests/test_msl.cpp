@@ -860,6 +860,46 @@ TEST_CASE("metal: argmax and argmin give the CPU's index: rows, columns, all, ti
             CHECK(got[r] == std::max_element(row, row + 1000) - row);
         }
         for (void* p : {di, dindex}) d.device.free(p);
+
+        // f16 and bf16 rows of 9000 (two passes; compared in f32), and a map of
+        // two inputs with a host number: argmax |x - 0.75 w|, w broadcast.
+        std::vector<float> values(static_cast<std::size_t>(2 * 9000));
+        for (std::size_t k = 0; k < values.size(); ++k) values[k] = std::round(4.0f * std::sin(0.37f * float(k)));
+        values[8700] = 6.0f;  // row 0's largest, in its second block
+        std::vector<sy::half> halves(values.begin(), values.end());
+        std::vector<sy::bfloat16> bhalves(values.begin(), values.end());
+        void* const dhalf = d.upload(halves);
+        void* const dbf = d.upload(bhalves);
+        void* const drows = d.device.alloc(2 * 8);
+        auto const rows_out = sy::strided_ref::contiguous(drows, dtype::i64, metal, {2}, "index");
+        std::vector<std::int64_t> want(2);
+        auto const host_rows = sy::strided_ref::contiguous(want.data(), dtype::i64, device_kind::cpu, {2}, "index");
+        sy::reduce(sy::tag<device_kind::metal, dtype::f16>{}, rows_out, sy::dims{1}, sy::argmax,
+                   sy::strided_ref::contiguous(dhalf, dtype::f16, metal, {2, 9000}, "x"));
+        sy::reduce(sy::tag<device_kind::cpu, dtype::f16>{}, host_rows, sy::dims{1}, sy::argmax,
+                   sy::strided_ref::contiguous(halves.data(), dtype::f16, device_kind::cpu, {2, 9000}, "x"));
+        CHECK(want[0] == 8700);
+        CHECK(d.read<std::int64_t>(drows, 2) == want);
+        if (d.device.has_bf16()) {
+            sy::reduce(sy::tag<device_kind::metal, dtype::bf16>{}, rows_out, sy::dims{1}, sy::argmin,
+                       sy::strided_ref::contiguous(dbf, dtype::bf16, metal, {2, 9000}, "x"));
+            sy::reduce(sy::tag<device_kind::cpu, dtype::bf16>{}, host_rows, sy::dims{1}, sy::argmin,
+                       sy::strided_ref::contiguous(bhalves.data(), dtype::bf16, device_kind::cpu, {2, 9000}, "x"));
+            CHECK(d.read<std::int64_t>(drows, 2) == want);
+        }
+        std::vector<float> w(9000);
+        for (std::size_t k = 0; k < w.size(); ++k) w[k] = std::cos(0.01f * float(k));
+        void* const dvalues = d.upload(values);
+        void* const dw = d.upload(w);
+        auto const distance = [](auto a, auto b) { return sy::abs(a - b * 0.75f); };  // traced on Metal
+        sy::transform_reduce(metal_f32{}, rows_out, sy::dims{1}, sy::argmax, distance,
+                             sy::strided_ref::contiguous(dvalues, dtype::f32, metal, {2, 9000}, "x"),
+                             sy::strided_ref::contiguous(dw, dtype::f32, metal, {9000}, "w"));
+        sy::transform_reduce(cpu_f32{}, host_rows, sy::dims{1}, sy::argmax, distance,
+                             sy::strided_ref::contiguous(values.data(), dtype::f32, device_kind::cpu, {2, 9000}, "x"),
+                             sy::strided_ref::contiguous(w.data(), dtype::f32, device_kind::cpu, {9000}, "w"));
+        CHECK(d.read<std::int64_t>(drows, 2) == want);
+        for (void* p : {dhalf, dbf, drows, dvalues, dw}) d.device.free(p);
     }
 }
 

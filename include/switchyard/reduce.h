@@ -28,7 +28,7 @@
 // and argmax refuse it. argmin and argmax write an int64 output (whatever
 // the tag's dtype): the row-major index among the reduced dimensions of the
 // first smallest or largest value (or NaN), as torch.argmin/argmax do for
-// one dimension or all; CPU and CUDA only.
+// one dimension or all (on WebGPU and Metal written as two 32-bit words).
 //
 // Order: the values of a reduction are combined in an order fixed by the
 // shapes and strides alone, pairwise over blocks (docs/reduce.md), so a

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sy = switchyard;
@@ -109,19 +110,23 @@ TEST_CASE("webgpu argmax and argmin give the CPU's index: every layout, ties, Na
         std::vector<std::int64_t> x_sizes, x_strides;
         std::int64_t x_elements;
         sy::dims over;
-        std::vector<std::int64_t> out_sizes;
+        std::vector<std::int64_t> out_sizes, out_strides;  // no strides: row-major
     };
     std::vector<shape_case> const cases = {
-        {"rows", {300, 70}, {70, 1}, 21000, sy::dims{-1}, {300}},
-        {"columns", {300, 70}, {70, 1}, 21000, sy::dims{0}, {70}},
-        {"all", {300, 70}, {70, 1}, 21000, sy::all_dims, {}},
+        {"rows", {300, 70}, {70, 1}, 21000, sy::dims{-1}, {300}, {}},
+        {"rows, keepdim", {300, 70}, {70, 1}, 21000, sy::dims{1}, {300, 1}, {}},
+        {"rows into a strided output", {300, 70}, {70, 1}, 21000, sy::dims{-1}, {300}, {2}},
+        {"columns", {300, 70}, {70, 1}, 21000, sy::dims{0}, {70}, {}},
+        {"all", {300, 70}, {70, 1}, 21000, sy::all_dims, {}, {}},
         // Memory order differs from the index order (row-major in the
         // reduced dims of the shape): the index operand's strides say which.
-        {"transposed rows", {70, 300}, {1, 70}, 21000, sy::dims{-1}, {70}},
-        {"first and last of a permuted rank 4", {3, 4, 5, 6}, {1, 90, 18, 3}, 360, sy::dims{0, -1}, {4, 5}},
-        {"all of a permuted rank 3", {6, 50, 7}, {1, 42, 6}, 2100, sy::all_dims, {}},
-        {"rows of several blocks (two passes)", {3, 100003}, {100003, 1}, 300009, sy::dims{1}, {3}},
-        {"broadcast rows (stride 0)", {4, 9000}, {1, 0}, 4, sy::dims{1}, {4}},
+        {"transposed rows", {70, 300}, {1, 70}, 21000, sy::dims{-1}, {70}, {}},
+        {"middle of a transposed rank 3", {6, 50, 7}, {1, 42, 6}, 2100, sy::dims{1}, {6, 7}, {}},
+        {"first and last of a permuted rank 4", {3, 4, 5, 6}, {1, 90, 18, 3}, 360, sy::dims{0, -1}, {4, 5}, {}},
+        {"all of a permuted rank 3", {6, 50, 7}, {1, 42, 6}, 2100, sy::all_dims, {}, {}},
+        {"rows of several blocks (two passes)", {3, 100003}, {100003, 1}, 300009, sy::dims{1}, {3}, {}},
+        {"middle of two kept dims, two passes", {4, 9000, 3}, {27000, 3, 1}, 108000, sy::dims{1}, {4, 3}, {}},
+        {"broadcast rows (stride 0)", {4, 9000}, {1, 0}, 4, sy::dims{1}, {4}, {}},
     };
     for (auto const& c : cases) {
         for (int values = 0; values < 3; ++values) {
@@ -132,51 +137,66 @@ TEST_CASE("webgpu argmax and argmin give the CPU's index: every layout, ties, Na
                 if (values == 2 && i % 97 == 5) x.host[i] = std::numeric_limits<float>::quiet_NaN();
             }
             dev().copy_from_host(x.buffer, x.host.data(), x.host.size() * 4);
-            std::int64_t const n = count(c.out_sizes);
-            std::vector<std::int64_t> want(static_cast<std::size_t>(n), -1);
-            test_webgpu::device_array got_buffer(static_cast<std::size_t>(n) * 8);
-            std::vector<std::int64_t> const out_strides = row_major(c.out_sizes);
+            std::vector<std::int64_t> const out_strides =
+                c.out_strides.empty() ? row_major(c.out_sizes) : c.out_strides;
+            std::int64_t elements = 1;  // one past the largest offset
+            for (std::size_t d = 0; d < c.out_sizes.size(); ++d) elements += (c.out_sizes[d] - 1) * out_strides[d];
+            auto const n = static_cast<std::size_t>(elements);
+            std::vector<std::int64_t> want(n, -1);
+            test_webgpu::device_array got_buffer(n * 8);
             auto const rank = static_cast<std::int64_t>(c.out_sizes.size());
             auto const gpu_out = sy::strided_ref::make(got_buffer.buffer, dtype::i64, device_kind::webgpu,
                                                        c.out_sizes.data(), out_strides.data(), rank, "index");
             auto const cpu_out = sy::strided_ref::make(want.data(), dtype::i64, device_kind::cpu, c.out_sizes.data(),
                                                        out_strides.data(), rank, "index");
-            auto const both = [&](auto combine, char const* name) {
+            // Both devices from the same -1s (high words and gaps too).
+            auto const both = [&](char const* name, auto&& run) {
                 INFO(name);
-                std::vector<std::int64_t> const garbage(static_cast<std::size_t>(n), -1);
-                dev().copy_from_host(got_buffer.buffer, garbage.data(), garbage.size() * 8);  // high words too
-                sy::reduce(gpu_f32{}, gpu_out, c.over, combine, x.gpu);
-                sy::reduce(cpu_f32{}, cpu_out, c.over, combine, x.cpu);
-                CHECK(got_buffer.read<std::int64_t>(static_cast<std::size_t>(n)) == want);
+                std::vector<std::int64_t> const garbage(n, -1);
+                dev().copy_from_host(got_buffer.buffer, garbage.data(), n * 8);
+                want = garbage;
+                run(gpu_f32{}, gpu_out, x.gpu);
+                run(cpu_f32{}, cpu_out, x.cpu);
+                CHECK(got_buffer.read<std::int64_t>(n) == want);
             };
-            both(sy::argmax, "argmax");
-            both(sy::argmin, "argmin");
-            // A map of two inputs: the largest |x - y|, y broadcast.
-            if (values == 0 && c.x_sizes.size() == 2) {
-                operand y({c.x_sizes[1]}, {1}, c.x_sizes[1], "y", 1.5f);
-                auto const distance = [](auto a, auto b) { return sy::abs(a - b); };  // traced on WebGPU
-                sy::transform_reduce(gpu_f32{}, gpu_out, c.over, sy::argmax, distance, x.gpu, y.gpu);
-                sy::transform_reduce(cpu_f32{}, cpu_out, c.over, sy::argmax, distance, x.cpu, y.cpu);
-                CHECK(got_buffer.read<std::int64_t>(static_cast<std::size_t>(n)) == want);
+            both("argmax",
+                 [&](auto tag, auto const& o, auto const& xs) { sy::reduce(tag, o, c.over, sy::argmax, xs); });
+            both("argmin",
+                 [&](auto tag, auto const& o, auto const& xs) { sy::reduce(tag, o, c.over, sy::argmin, xs); });
+            // A map of two inputs with a host number (a uniform word after
+            // the index operand's strides): the largest |x - 0.75 y|, y
+            // broadcast along the last dimension.
+            if (values == 0) {
+                std::int64_t const last = c.x_sizes.back();
+                operand y({last}, {1}, last, "y", 1.5f);
+                auto const distance = [](auto a, auto b) { return sy::abs(a - b * 0.75f); };  // traced on WebGPU
+                auto const ys = [&](auto tag) { return std::is_same_v<decltype(tag), cpu_f32> ? y.cpu : y.gpu; };
+                both("argmax of a map", [&](auto tag, auto const& o, auto const& xs) {
+                    sy::transform_reduce(tag, o, c.over, sy::argmax, distance, xs, ys(tag));
+                });
             }
         }
     }
 }
 
 TEST_CASE("webgpu argmax of i32 and f16, its errors, and amax and amin of NaN", "[webgpu][reduce][arg]") {
-    std::vector<std::int32_t> host(5000);
+    // Rows of 9000: two passes, the partials carrying i32 values' bits.
+    std::int64_t const length = 9000;
+    std::vector<std::int32_t> host(static_cast<std::size_t>(3 * length));
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = std::int32_t(i * 7919 % 613) - 300;  // ties
+    host[8500] = -1000;  // row 0's smallest, in its second block
     test_webgpu::device_array x(host);
-    test_webgpu::device_array index(5 * 8);
+    test_webgpu::device_array index(3 * 8);
     using gpu_i32 = sy::tag<device_kind::webgpu, dtype::i32>;
-    auto const in = x.ref(dtype::i32, {5, 1000}, "x");
-    sy::reduce(gpu_i32{}, index.ref(dtype::i64, {5}, "index"), sy::dims{1}, sy::argmin, in);
-    std::vector<std::int64_t> const got = index.read<std::int64_t>(5);
-    for (std::size_t r = 0; r < 5; ++r) {
-        auto const row = host.begin() + std::ptrdiff_t(r * 1000);
-        CHECK(got[r] == std::min_element(row, row + 1000) - row);  // the first of the smallest
+    auto const in = x.ref(dtype::i32, {3, length}, "x");
+    sy::reduce(gpu_i32{}, index.ref(dtype::i64, {3}, "index"), sy::dims{1}, sy::argmin, in);
+    std::vector<std::int64_t> const got = index.read<std::int64_t>(3);
+    CHECK(got[0] == 8500);
+    for (std::size_t r = 0; r < 3; ++r) {
+        auto const row = host.begin() + std::ptrdiff_t(r) * length;
+        CHECK(got[r] == std::min_element(row, row + length) - row);  // the first of the smallest
     }
-    CHECK_THROWS_WITH(sy::reduce(gpu_i32{}, x.ref(dtype::i32, {5}, "index"), sy::dims{1}, sy::argmax, in),
+    CHECK_THROWS_WITH(sy::reduce(gpu_i32{}, x.ref(dtype::i32, {3}, "index"), sy::dims{1}, sy::argmax, in),
                       Catch::Contains("argmax writes indices, which need dtype i64"));
     std::int64_t const none_sizes[] = {0}, one[] = {1};
     auto const empty = sy::strided_ref::make(x.buffer, dtype::i32, device_kind::webgpu, none_sizes, one, 1, "x");

@@ -62,16 +62,17 @@ template <typename Combine>
 inline constexpr bool builtin_combine_v =
     std::is_same_v<Combine, sum_combine> || std::is_same_v<Combine, prod_combine> ||
     std::is_same_v<Combine, max_combine> || std::is_same_v<Combine, min_combine>;
+// a0 wins when it is NaN, or beats a number a1: testing a1 too keeps a
+// compiler that assumes no NaN from turning the select into a max or min.
 template <typename Combine>
-std::string builtin_combine_expression(std::string const& a0_is_nan) {
+std::string builtin_combine_expression(std::string const& a0_is_nan, std::string const& a1_is_nan) {
     if constexpr (std::is_same_v<Combine, sum_combine>)
         return "a0 + a1";
     else if constexpr (std::is_same_v<Combine, prod_combine>)
         return "a0 * a1";
-    else if constexpr (std::is_same_v<Combine, max_combine>)
-        return concat("select(a1, a0, a0 > a1 || ", a0_is_nan, ")");
     else
-        return concat("select(a1, a0, a0 < a1 || ", a0_is_nan, ")");
+        return concat("select(a1, a0, ((a0 ", std::is_same_v<Combine, max_combine> ? ">" : "<", " a1) && !", a1_is_nan,
+                      ") || ", a0_is_nan, ")");
 }
 
 // sy_combine: a built-in combine's text, or a user's combine traced on two
@@ -84,7 +85,8 @@ std::string combine_function(char const* device, Combine const& combine, bool ha
         return {};  // argmin and argmax compare pairs in the kernel itself (shader/reduction_kernel.h)
     } else if constexpr (builtin_combine_v<Combine>) {
         return Syntax::simple_function("sy_combine", 2, scalar_of<Acc>,
-                                       builtin_combine_expression<Combine>(is_nan_test<Syntax>(scalar_of<Acc>, "a0")));
+                                       builtin_combine_expression<Combine>(is_nan_test<Syntax>(scalar_of<Acc>, "a0"),
+                                                                           is_nan_test<Syntax>(scalar_of<Acc>, "a1")));
     } else {
         using V = value<Acc>;
         trace t(device, 0, has_f16, has_bf16);
@@ -244,7 +246,7 @@ void run_transform_reduce(Device& device, char const* op, Combine const& combine
         // refuse it before this). Their index operand, last, has strides but
         // no memory.
         int const operands = layout.reduced_numel == 0 ? 1 : layout.operands;
-        int const bound = indexed ? operands - 1 : operands;
+        int const bound = indexed ? layout.operands - 1 : -1;  // indexed reductions are never empty
 
         detail::reduction_pass pass;
         pass.shape.out_type = indexed ? scalar::u32 : stored;  // an int64 index as two u32 words

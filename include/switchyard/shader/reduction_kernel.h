@@ -76,16 +76,18 @@ std::string beats(bool largest, scalar type, std::string const& av, std::string 
 }
 
 // The kernel of one pass. map is the function sy_map(a0: ACC, ...) -> ACC
-// (one argument per input), combine sy_combine(a0: ACC, a1: ACC) -> ACC, in
-// the language's own form; helpers the math helpers they call;
+// (one argument per input), combine sy_combine(a0: ACC, a1: ACC) -> ACC (empty
+// for argmin and argmax, whose pairs compare with beats), in the language's
+// own form; helpers the math helpers they call;
 // uniform_words the total count. Syntax provides:
 //   type(scalar), word(i) (uniform word i as an unsigned integer),
 //   constant(name, expr) / variable(name, expr) (unsigned declarations),
 //   typed_variable(type, name, expr), call(function, arguments),
 //   bitcast(type, expr), barrier(), loop(name, first, end, step),
 //   head(shape, helpers and functions, uniform_words) (everything before
-//   the kernel body: bindings, functions, the workgroup array sy_lanes and
-//   the kernel's signature, which names the group `g` and the thread `lane`).
+//   the kernel body: bindings, functions, the workgroup array sy_lanes (and
+//   sy_index of u32 when r.indexed) and the kernel's signature, which names
+//   the group `g` and the thread `lane`).
 template <typename Syntax>
 std::string emit_reduction(reduction_shape const& r, std::string const& map, std::string const& combine,
                            std::vector<std::string> const& helpers, std::size_t uniform_words) {
