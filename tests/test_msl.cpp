@@ -862,7 +862,8 @@ TEST_CASE("metal: argmax and argmin give the CPU's index: rows, columns, all, ti
         for (void* p : {di, dindex}) d.device.free(p);
 
         // f16 and bf16 rows of 9000 (two passes; compared in f32), and a map of
-        // two inputs with a host number: argmax |x - 0.75 w|, w broadcast.
+        // two inputs with a host number: argmax |x - w| + 0.25, w broadcast
+        // (no multiply, which an FMA could round differently on the CPU).
         std::vector<float> values(static_cast<std::size_t>(2 * 9000));
         for (std::size_t k = 0; k < values.size(); ++k) values[k] = std::round(4.0f * std::sin(0.37f * float(k)));
         values[8700] = 6.0f;  // row 0's largest, in its second block
@@ -891,7 +892,7 @@ TEST_CASE("metal: argmax and argmin give the CPU's index: rows, columns, all, ti
         for (std::size_t k = 0; k < w.size(); ++k) w[k] = std::cos(0.01f * float(k));
         void* const dvalues = d.upload(values);
         void* const dw = d.upload(w);
-        auto const distance = [](auto a, auto b) { return sy::abs(a - b * 0.75f); };  // traced on Metal
+        auto const distance = [](auto a, auto b) { return sy::abs(a - b) + 0.25f; };  // traced on Metal
         sy::transform_reduce(metal_f32{}, rows_out, sy::dims{1}, sy::argmax, distance,
                              sy::strided_ref::contiguous(dvalues, dtype::f32, metal, {2, 9000}, "x"),
                              sy::strided_ref::contiguous(dw, dtype::f32, metal, {9000}, "w"));

@@ -164,12 +164,14 @@ TEST_CASE("webgpu argmax and argmin give the CPU's index: every layout, ties, Na
             both("argmin",
                  [&](auto tag, auto const& o, auto const& xs) { sy::reduce(tag, o, c.over, sy::argmin, xs); });
             // A map of two inputs with a host number (a uniform word after
-            // the index operand's strides): the largest |x - 0.75 y|, y
-            // broadcast along the last dimension.
+            // the index operand's strides): the largest |x - y| + 0.25, y
+            // broadcast along the last dimension. No multiply: an FMA in the
+            // CPU's AVX2/AVX-512 copies would round x - 0.75 y differently
+            // from the GPU, and near-ties then pick other indices.
             if (values == 0) {
                 std::int64_t const last = c.x_sizes.back();
                 operand y({last}, {1}, last, "y", 1.5f);
-                auto const distance = [](auto a, auto b) { return sy::abs(a - b * 0.75f); };  // traced on WebGPU
+                auto const distance = [](auto a, auto b) { return sy::abs(a - b) + 0.25f; };  // traced on WebGPU
                 auto const ys = [&](auto tag) { return std::is_same_v<decltype(tag), cpu_f32> ? y.cpu : y.gpu; };
                 both("argmax of a map", [&](auto tag, auto const& o, auto const& xs) {
                     sy::transform_reduce(tag, o, c.over, sy::argmax, distance, xs, ys(tag));
