@@ -694,13 +694,15 @@ void test_transform_mapped(char const* label) {
 // and argmax), the
 // same bits on every call, for an aligned and a misaligned copy of the input
 // (the vector and scalar paths combine in one order) and on another stream;
-// row, column, several-dimension, full, rank-0 and empty reductions.
+// row (a warp or less per row, a block per task), column, several-dimension,
+// full, rank-0 and empty reductions.
 template <dtype D>
 void test_reduce(char const* label) {
     using S = sy::dtype_storage_t<D>;
     using C = sy::dtype_compute_t<D>;
     using gpu = sy::tag<device_kind::cuda, D>;
     using cpu = sy::tag<device_kind::cpu, D>;
+    constexpr std::int64_t L = 16 / sizeof(S);  // values per 16-byte chunk
     struct reduce_case {
         char const* what;
         std::vector<std::int64_t> sizes, strides, out_sizes;
@@ -710,6 +712,15 @@ void test_reduce(char const* label) {
         {"all of 2^20 + 3", {(1 << 20) + 3}, {1}, {}, {}},
         {"long rows", {37, 50000}, {50000, 1}, {37}, {-1}},
         {"short rows", {1000, 13}, {13, 1}, {1000}, {1}},
+        // A warp or less per row up to 1024 chunks of 16 bytes, a block per task past it.
+        {"rows of 1 value", {300, 1}, {1, 1}, {300}, {1}},
+        {"rows of 3 values", {300, 3}, {3, 1}, {300}, {1}},
+        {"rows of 33 values", {777, 33}, {33, 1}, {777}, {1}},
+        {"rows of 37 chunks and 3 values", {300, 37 * L + 3}, {37 * L + 3, 1}, {300}, {1}},
+        {"rows of 1024 chunks", {40, 1024 * L}, {1024 * L, 1}, {40}, {1}},
+        {"rows of 1024 chunks and 1 value", {40, 1024 * L + 1}, {1024 * L + 1, 1}, {40}, {1}},
+        {"padded rows of 300 values", {50, 300}, {307, 1}, {50}, {1}},
+        {"rows along a stride-0 dim", {100, 700}, {1, 0}, {100}, {1}},
         {"columns", {5000, 37}, {37, 1}, {37}, {0}},
         {"middle of rank 3", {5, 600, 7}, {4200, 7, 1}, {5, 7}, {1}},
         {"transposed rows", {64, 96}, {1, 64}, {64}, {1}},
@@ -727,7 +738,10 @@ void test_reduce(char const* label) {
         std::int64_t n_out = 1;
         for (auto s : c.out_sizes) n_out *= s;
         std::vector<S> hx(extent);
-        for (std::int64_t i = 0; i < extent; ++i) hx[i] = static_cast<S>(static_cast<C>(i % 29) - C(9));
+        // Floats in sevenths: their sums depend on the order (the bitwise
+        // checks below then tell the vector and scalar paths' orders apart).
+        C const scale = std::is_integral_v<C> ? C(1) : C(1) / C(7);
+        for (std::int64_t i = 0; i < extent; ++i) hx[i] = static_cast<S>((static_cast<C>(i % 29) - C(9)) * scale);
         std::vector<S> shifted(extent);  // the same values one element later
         for (std::int64_t i = 0; i + 1 < extent; ++i) shifted[i + 1] = hx[i];
         void* dx = dev.alloc(extent * sizeof(S));

@@ -4,14 +4,18 @@
 // As on the CPU, the order in which values are combined depends only on the
 // layout (view/reduction_layout.h), so results are bitwise the same run to
 // run, whatever the GPU and its number of SMs:
-//  - Row reductions (reduced_inner): each output's range is cut into tasks
-//    of 256 threads x 8 chunks of 16 bytes (8192 floats, 16384 halves);
-//    a task is one block. Thread t combines, in order, the values of chunks
-//    t, t + 256, ..., read with one 16-byte load per input where every
+//  - Rows of up to 1024 chunks of 16 bytes (reduced_inner; 4096 floats,
+//    8192 halves): a group of G lanes per row, G the power of two from 1 to
+//    32 that covers the row's chunks (up to 32). Lane j combines, in order,
+//    chunks j, j + G, ...; then a fixed tree of shuffles within the group.
+//  - Longer rows: each output's range is cut into tasks of 256 threads x 8
+//    chunks (8192 floats, 16384 halves); a task is one block. Thread t
+//    combines, in order, chunks t, t + 256, ...; then a fixed tree: warp
+//    shuffles, then the warps.
+//  - In both, a chunk is read with one 16-byte load per input where every
 //    input is contiguous along the row and 16-byte aligned or broadcast
-//    along it (one value), else value by
-//    value at the same positions in the same order (so alignment never
-//    changes a result). Then a fixed tree: warp shuffles, then the warps.
+//    along it (one value), else value by value at the same positions in the
+//    same order (so alignment never changes a result).
 //  - Column reductions: a thread per output (neighbouring threads read
 //    neighbouring elements); each task folds a run of reduce_column_run_cuda
 //    reduced indices serially.
@@ -48,6 +52,7 @@ namespace switchyard::detail {
 inline constexpr int reduce_block_cuda = 256;
 inline constexpr int reduce_chunks_cuda = 8;  // 16-byte chunks per thread and task
 inline constexpr std::int64_t reduce_column_run_cuda = 64;
+inline constexpr std::int64_t reduce_short_row_chunks_cuda = 1024;  // longer rows: a block per task
 
 // The layout as a kernel parameter: the output, then NIn inputs, then for
 // an indexed reduction the index operand.
@@ -188,6 +193,107 @@ __device__ __forceinline__ A cuda_forward_index(cuda_reduction<NIn, Indexed> con
     return acc;
 }
 
+// acc with f's values at positions first, ..., first + L - 1 folded in, in
+// order. An indexed reduction walking forward takes the values' extreme and
+// the first value that matches it, and keeps them if the extreme replaces
+// acc: the same result as folding the values one by one, with selects and
+// no branch, so the loads of later chunks need not wait for this fold.
+template <typename C, typename Combine, int NIn, bool Indexed, typename A, int L>
+__device__ __forceinline__ A cuda_fold_values(Combine const& combine, cuda_reduction<NIn, Indexed> const& p, A acc,
+                                              C const (&values)[L], std::int64_t first, bool forward) {
+    if constexpr (Indexed) {
+        if (forward) {
+            C extreme = values[0];
+#pragma unroll
+            for (int v = 1; v < L; ++v) extreme = typename Combine::extreme_combine{}(extreme, values[v]);
+            C chosen = values[L - 1];
+            int position = L - 1;
+#pragma unroll
+            for (int v = L - 1; v-- > 0;) {
+                bool const match = Combine::matches(values[v], extreme);
+                chosen = match ? values[v] : chosen;
+                position = match ? v : position;
+            }
+            bool const take = combine.replaces(acc, extreme);
+            return A{take ? chosen : acc.value, take ? first + position : acc.index};
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < L; ++v) acc = cuda_fold_value(combine, p, acc, values[v], first + v, forward);
+    return acc;
+}
+
+// f's values at the L positions of a chunk of 16 bytes in every input,
+// where each input is contiguous along the row (base + first is 16-byte
+// aligned) or broadcast along it.
+template <typename S, typename C, int L, int NIn, bool Indexed, typename F>
+__device__ __forceinline__ void cuda_chunk_values(F const& f, cuda_reduction<NIn, Indexed> const& p,
+                                                  S const* const (&base)[NIn], std::int64_t first, C (&values)[L]) {
+    cuda_chunk<S, L> chunk[NIn];
+#pragma unroll
+    for (int k = 0; k < NIn; ++k) {
+        if (p.reduced_strides[1 + k][0] == 1) {
+            chunk[k] = cuda_load_chunk<S, L>(base[k] + first);
+        } else {  // broadcast along the row: one value
+            S const value = load_input(base[k]);
+#pragma unroll
+            for (int v = 0; v < L; ++v) chunk[k].v[v] = value;
+        }
+    }
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+#pragma unroll
+        for (int v = 0; v < L; ++v) values[v] = static_cast<C>(f(static_cast<C>(chunk[K].v[v])...));
+    }
+    (std::make_index_sequence<NIn>{});
+}
+
+// acc with f's values at positions first, ... (those before r1) folded in
+// one by one, read value by value: the positions and order of the chunk path.
+template <typename S, typename C, int L, typename Combine, int NIn, bool Indexed, typename F, typename A>
+__device__ __forceinline__ A cuda_fold_scalars(Combine const& combine, F const& f,
+                                               cuda_reduction<NIn, Indexed> const& p, S const* const (&base)[NIn],
+                                               A acc, std::int64_t first, std::int64_t r1, bool forward) {
+    for (int v = 0; v < L && first + v < r1; ++v) [&]<std::size_t... K>(std::index_sequence<K...>) {
+            acc = cuda_fold_value(
+                combine, p, acc,
+                static_cast<C>(f(static_cast<C>(load_input(base[K] + p.reduced_offset(1 + K, first + v)))...)),
+                first + v, forward);
+        }
+    (std::make_index_sequence<NIn>{});
+    return acc;
+}
+
+// acc with the chunk of f's values at positions first, ... (those before
+// r1) folded in: with 16-byte loads where `vector` allows and the chunk is
+// whole, else value by value.
+template <typename S, typename C, int L, typename Combine, int NIn, bool Indexed, typename F, typename A>
+__device__ __forceinline__ A cuda_fold_chunk(Combine const& combine, F const& f, cuda_reduction<NIn, Indexed> const& p,
+                                             S const* const (&base)[NIn], A acc, std::int64_t first, std::int64_t r1,
+                                             bool vector, bool forward) {
+    if (vector && first + L <= r1) {
+        C values[L];
+        cuda_chunk_values<S>(f, p, base, first, values);
+        return cuda_fold_values(combine, p, acc, values, first, forward);
+    }
+    return cuda_fold_scalars<S, C, L>(combine, f, p, base, acc, first, r1, forward);
+}
+
+// Where every input of row m allows the chunk path from position r0: a
+// single reduced dimension, each input contiguous and 16-byte aligned at r0
+// or broadcast along it. base[k] is input k's row.
+template <typename S, int L, int NIn, bool Indexed>
+__device__ __forceinline__ bool cuda_row_bases(cuda_reduction<NIn, Indexed> const& p, std::int64_t m, std::int64_t r0,
+                                               S const* (&base)[NIn]) {
+    bool vector = p.reduced_rank == 1 && L > 1;
+#pragma unroll
+    for (int k = 0; k < NIn; ++k) {
+        base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
+        std::int64_t const stride = p.reduced_strides[1 + k][0];
+        vector = vector && (stride == 0 || (stride == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0));
+    }
+    return vector;
+}
+
 // One block per (output, task) of a row reduction.
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
           typename A = accumulator_t<Combine, C>>
@@ -200,50 +306,52 @@ __global__ void __launch_bounds__(reduce_block_cuda)
         std::int64_t const r0 = task * p.task_size;
         std::int64_t const r1 = r0 + p.task_size < p.reduced_numel ? r0 + p.task_size : p.reduced_numel;
         S const* base[NIn];
-        bool vector = p.reduced_rank == 1 && L > 1;
-        for (int k = 0; k < NIn; ++k) {
-            base[k] = static_cast<S const*>(p.data[1 + k]) + p.kept_offset(1 + k, m);
-            std::int64_t const stride = p.reduced_strides[1 + k][0];
-            vector =
-                vector && (stride == 0 || (stride == 1 && reinterpret_cast<std::uintptr_t>(base[k] + r0) % 16 == 0));
-        }
+        bool const vector = cuda_row_bases<S, L>(p, m, r0, base);
         A acc = combine.template identity<C>();
         bool const forward = is_indexed_combine_v<Combine> && p.reduced_rank == 1;
 #pragma unroll
         for (int it = 0; it < reduce_chunks_cuda; ++it) {
             std::int64_t const first = r0 + (std::int64_t{it} * reduce_block_cuda + threadIdx.x) * L;
-            if (vector && first + L <= r1) {
-                cuda_chunk<S, L> chunk[NIn];
-                for (int k = 0; k < NIn; ++k) {
-                    if (p.reduced_strides[1 + k][0] == 1) {
-                        chunk[k] = cuda_load_chunk<S, L>(base[k] + first);
-                    } else {  // broadcast along the row: one value
-                        S const value = load_input(base[k]);
-#pragma unroll
-                        for (int v = 0; v < L; ++v) chunk[k].v[v] = value;
-                    }
-                }
-                [&]<std::size_t... K>(std::index_sequence<K...>) {
-#pragma unroll
-                    for (int v = 0; v < L; ++v)
-                        acc = cuda_fold_value(combine, p, acc, static_cast<C>(f(static_cast<C>(chunk[K].v[v])...)),
-                                              first + v, forward);
-                }
-                (std::make_index_sequence<NIn>{});
-            } else {
-                for (int v = 0; v < L && first + v < r1; ++v) [&]<std::size_t... K>(std::index_sequence<K...>) {
-                        acc = cuda_fold_value(combine, p, acc,
-                                              static_cast<C>(f(static_cast<C>(
-                                                  load_input(base[K] + p.reduced_offset(1 + K, first + v)))...)),
-                                              first + v, forward);
-                    }
-                (std::make_index_sequence<NIn>{});
-            }
+            acc = cuda_fold_chunk<S, C, L>(combine, f, p, base, acc, first, r1, vector, forward);
         }
         if (forward) acc = cuda_forward_index(p, acc);
         acc = cuda_block_fold(combine, acc, A(combine.template identity<C>()));
         if (threadIdx.x == 0) cuda_store_reduced<S>(p, partials, m, task, acc);
         __syncthreads();  // the next b reuses the tree's shared memory
+    }
+}
+
+// Rows of at most reduce_short_row_chunks_cuda chunks: `group` lanes of a
+// warp per row (a power of two from 1 to 32, from the row's length), 256 /
+// group rows per block, so short rows keep every thread busy and need no
+// barrier. Lane j folds chunks j, j + group, ... in order, then the group's
+// lanes fold in a fixed tree of shuffles. Its own kernel: sharing one with
+// the block path raised that path's register count (docs/benchmarks.md).
+template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
+          typename A = accumulator_t<Combine, C>>
+__global__ void __launch_bounds__(reduce_block_cuda)
+    cuda_reduce_short_rows_kernel(Combine const combine, F const f,
+                                  cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, int const group) {
+    constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
+    int const rows_per_block = reduce_block_cuda / group;
+    int const lane = static_cast<int>(threadIdx.x) % group;
+    std::int64_t const n = p.reduced_numel;
+    bool const forward = is_indexed_combine_v<Combine> && p.reduced_rank == 1;
+    for (std::int64_t b = blockIdx.x; b * rows_per_block < p.kept_numel; b += gridDim.x) {
+        std::int64_t const m = b * rows_per_block + static_cast<int>(threadIdx.x) / group;
+        A acc = combine.template identity<C>();
+        if (m < p.kept_numel) {
+            S const* base[NIn];
+            bool const vector = cuda_row_bases<S, L>(p, m, 0, base);
+#pragma unroll 4
+            for (std::int64_t first = std::int64_t{lane} * L; first < n; first += std::int64_t{group} * L) {
+                acc = cuda_fold_chunk<S, C, L>(combine, f, p, base, acc, first, n, vector, forward);
+            }
+            if (forward) acc = cuda_forward_index(p, acc);
+        }
+        // Every lane of the warp shuffles; lane 0 of a group reads only its group's lanes.
+        for (int o = group / 2; o > 0; o /= 2) acc = combine(acc, cuda_shuffle_down(acc, o));
+        if (m < p.kept_numel && lane == 0) cuda_store_result<S>(p, m, acc);
     }
 }
 
@@ -321,6 +429,18 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
         }
     }
     constexpr std::int64_t lanes = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
+    std::int64_t const row_chunks = (layout.reduced_numel + lanes - 1) / lanes;
+    if (layout.reduced_inner && row_chunks <= reduce_short_row_chunks_cuda) {
+        int group = 1;
+        while (group < 32 && group < row_chunks) group *= 2;
+        auto const p = to_cuda_reduction<NIn, indexed>(layout, layout.reduced_numel > 0 ? layout.reduced_numel : 1);
+        std::int64_t const rows_per_block = reduce_block_cuda / group;
+        cuda_reduce_short_rows_kernel<D, S, C, NIn>
+            <<<grid_for((p.kept_numel + rows_per_block - 1) / rows_per_block), reduce_block_cuda, 0, stream>>>(
+                combine, f, p, group);
+        cuda_check(cudaGetLastError(), launch.c_str(), where);
+        return;
+    }
     std::int64_t const task_size =
         layout.reduced_inner ? std::int64_t{reduce_block_cuda} * reduce_chunks_cuda * lanes : reduce_column_run_cuda;
     auto const p = to_cuda_reduction<NIn, indexed>(layout, task_size);
