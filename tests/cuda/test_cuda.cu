@@ -720,6 +720,9 @@ void test_reduce(char const* label) {
         {"rows of 1024 chunks", {40, 1024 * L}, {1024 * L, 1}, {40}, {1}},
         {"rows of 1024 chunks and 1 value", {40, 1024 * L + 1}, {1024 * L + 1, 1}, {40}, {1}},
         {"padded rows of 300 values", {50, 300}, {307, 1}, {50}, {1}},
+        // 6250 blocks of 8 rows: past the short-row grid's cap (32 blocks per SM
+        // up to 195 SMs), so blocks loop over groups of rows.
+        {"50000 rows of 257 values", {50000, 257}, {257, 1}, {50000}, {1}},
         {"rows along a stride-0 dim", {100, 700}, {1, 0}, {100}, {1}},
         {"columns", {5000, 37}, {37, 1}, {37}, {0}},
         {"middle of rank 3", {5, 600, 7}, {4200, 7, 1}, {5, 7}, {1}},

@@ -28,6 +28,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -53,6 +54,22 @@ inline constexpr int reduce_block_cuda = 256;
 inline constexpr int reduce_chunks_cuda = 8;  // 16-byte chunks per thread and task
 inline constexpr std::int64_t reduce_column_run_cuda = 64;
 inline constexpr std::int64_t reduce_short_row_chunks_cuda = 1024;  // longer rows: a block per task
+// Blocks per SM that short rows' grid is capped to; each block then loops
+// over groups of rows, where a block per group cost more to start than its
+// rows of 32-128 values took to read (docs/benchmarks.md).
+inline constexpr std::int64_t reduce_short_row_blocks_per_sm = 32;
+
+// The SMs of `device`, asked once per device.
+inline std::int64_t cuda_multiprocessors(int device) {
+    static std::atomic<int> known[64] = {};
+    int count = device >= 0 && device < 64 ? known[device].load(std::memory_order_relaxed) : 0;
+    if (count == 0) {
+        cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
+                   "cudaDeviceGetAttribute(MultiProcessorCount)", "cuda:" + std::to_string(device));
+        if (device >= 0 && device < 64) known[device].store(count, std::memory_order_relaxed);
+    }
+    return count;
+}
 
 // The layout as a kernel parameter: the output, then NIn inputs, then for
 // an indexed reduction the index operand.
@@ -435,9 +452,10 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
         while (group < 32 && group < row_chunks) group *= 2;
         auto const p = to_cuda_reduction<NIn, indexed>(layout, layout.reduced_numel > 0 ? layout.reduced_numel : 1);
         std::int64_t const rows_per_block = reduce_block_cuda / group;
+        std::int64_t const blocks = (p.kept_numel + rows_per_block - 1) / rows_per_block;
+        std::int64_t const cap = cuda_multiprocessors(device) * reduce_short_row_blocks_per_sm;
         cuda_reduce_short_rows_kernel<D, S, C, NIn>
-            <<<grid_for((p.kept_numel + rows_per_block - 1) / rows_per_block), reduce_block_cuda, 0, stream>>>(
-                combine, f, p, group);
+            <<<grid_for(blocks < cap ? blocks : cap), reduce_block_cuda, 0, stream>>>(combine, f, p, group);
         cuda_check(cudaGetLastError(), launch.c_str(), where);
         return;
     }
