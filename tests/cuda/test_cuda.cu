@@ -713,7 +713,7 @@ void test_reduce(char const* label) {
         {"long rows", {37, 50000}, {50000, 1}, {37}, {-1}},
         {"short rows", {1000, 13}, {13, 1}, {1000}, {1}},
         // A warp or less per row up to 1024 chunks of 16 bytes, a block per task past it.
-        {"rows of 1 value", {300, 1}, {1, 1}, {300}, {1}},
+        {"rows of 1 chunk", {300, L}, {L, 1}, {300}, {1}},
         {"rows of 3 values", {300, 3}, {3, 1}, {300}, {1}},
         {"rows of 33 values", {777, 33}, {33, 1}, {777}, {1}},
         {"rows of 37 chunks and 3 values", {300, 37 * L + 3}, {37 * L + 3, 1}, {300}, {1}},
@@ -850,6 +850,50 @@ void test_reduce(char const* label) {
         dev.free(dout);
     }
     CHECK(wrong == 0);
+    // argmax and argmin over rows whose 16-byte chunks hold ties, NaNs and
+    // signed zeros, aligned so the chunk path folds them: a warp per row
+    // (one and several chunks per lane) and a block per task. Even rows have
+    // no NaN; rows 1, 4, ... rise every 37 values (later chunks win); rows
+    // 2, 5, ... are at most zero (-0 and +0 tie).
+    for (std::int64_t const cols : {17 * L, 100 * L, 1100 * L}) {
+        std::int64_t const rows = 30;
+        C const nan = std::numeric_limits<C>::has_quiet_NaN ? std::numeric_limits<C>::quiet_NaN() : C(7);
+        C const pattern[13] = {C(3), C(7), C(7), C(1), -C(0), C(0), nan, C(2), nan, C(7), -C(1), C(7), C(0)};
+        std::vector<S> host(static_cast<std::size_t>(rows * cols));
+        for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t i = 0; i < cols; ++i) {
+                C v = pattern[(i + 3 * r) % 13];
+                if constexpr (!std::is_integral_v<C>)
+                    if (r % 2 == 0 && std::isnan(v)) v = C(7);
+                if (r % 3 == 1) v = v + static_cast<C>(10 * (i / 37));
+                if (r % 3 == 2 && v > C(0)) v = -v;
+                host[static_cast<std::size_t>(r * cols + i)] = static_cast<S>(v);
+            }
+        void* dx = dev.alloc(rows * cols * sizeof(S));
+        void* dindex = dev.alloc(rows * sizeof(std::int64_t));
+        dev.copy_from_host(dx, host.data(), rows * cols * sizeof(S));
+        auto const x_on = [&](void* base, device_kind k) {
+            return sy::strided_ref::contiguous(base, D, k, {rows, cols}, "x");
+        };
+        auto const index_on = [&](void* base, device_kind k) {
+            return sy::strided_ref::contiguous(base, dtype::i64, k, {rows}, "index");
+        };
+        auto const compare = [&](auto const& combine, char const* name) {
+            std::vector<std::int64_t> want(rows), got(rows);
+            sy::reduce(cpu{}, index_on(want.data(), device_kind::cpu), sy::dims{1}, combine,
+                       x_on(host.data(), device_kind::cpu));
+            sy::reduce(gpu{}, index_on(dindex, device_kind::cuda), sy::dims{1}, combine, x_on(dx, device_kind::cuda));
+            dev.copy_to_host(got.data(), dindex, rows * sizeof(std::int64_t));
+            if (want != got)
+                std::printf("%s %s over rows of %lld with ties and NaNs differs from the CPU\n", name, label,
+                            static_cast<long long>(cols));
+            CHECK(want == got);
+        };
+        compare(sy::argmax, "argmax");
+        compare(sy::argmin, "argmin");
+        dev.free(dx);
+        dev.free(dindex);
+    }
     // Errors before any work: a CPU input with a CUDA tag.
     std::vector<S> host(4);
     auto const cpu_x = sy::strided_ref::contiguous(host.data(), D, device_kind::cpu, {4}, "x");

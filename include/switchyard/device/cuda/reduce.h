@@ -59,13 +59,14 @@ inline constexpr std::int64_t reduce_short_row_chunks_cuda = 1024;  // longer ro
 // rows of 32-128 values took to read (docs/benchmarks.md).
 inline constexpr std::int64_t reduce_short_row_blocks_per_sm = 32;
 
-// The SMs of `device`, asked once per device.
-inline std::int64_t cuda_multiprocessors(int device) {
+// The SMs of `device`, asked once per device (ids past 64: every call).
+// `where` names the op and device in an error.
+inline std::int64_t cuda_multiprocessors(int device, std::string const& where) {
     static std::atomic<int> known[64] = {};
     int count = device >= 0 && device < 64 ? known[device].load(std::memory_order_relaxed) : 0;
     if (count == 0) {
         cuda_check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
-                   "cudaDeviceGetAttribute(MultiProcessorCount)", "cuda:" + std::to_string(device));
+                   "cudaDeviceGetAttribute(MultiProcessorCount)", where);
         if (device >= 0 && device < 64) known[device].store(count, std::memory_order_relaxed);
     }
     return count;
@@ -134,14 +135,15 @@ cuda_reduction<NIn, Indexed> to_cuda_reduction(reduction_layout const& l, std::i
     return c;
 }
 
-// Lane o lanes down's accumulator, within the warp.
+// Lane o lanes down's accumulator, within the warp or within its segment
+// of `width` lanes (a power of two).
 template <typename A>
-__device__ __forceinline__ A cuda_shuffle_down(A v, int o) {
+__device__ __forceinline__ A cuda_shuffle_down(A v, int o, int width = 32) {
     if constexpr (requires { v.index; })
-        return {static_cast<decltype(v.value)>(__shfl_down_sync(0xffffffffu, v.value, o)),
-                __shfl_down_sync(0xffffffffu, v.index, o)};
+        return {static_cast<decltype(v.value)>(__shfl_down_sync(0xffffffffu, v.value, o, width)),
+                __shfl_down_sync(0xffffffffu, v.index, o, width)};
     else
-        return static_cast<A>(__shfl_down_sync(0xffffffffu, v, o));
+        return static_cast<A>(__shfl_down_sync(0xffffffffu, v, o, width));
 }
 
 // v combined across the block in a fixed tree; the result is thread 0's.
@@ -366,8 +368,8 @@ __global__ void __launch_bounds__(reduce_block_cuda)
             }
             if (forward) acc = cuda_forward_index(p, acc);
         }
-        // Every lane of the warp shuffles; lane 0 of a group reads only its group's lanes.
-        for (int o = group / 2; o > 0; o /= 2) acc = combine(acc, cuda_shuffle_down(acc, o));
+        // Every lane of the warp shuffles, each within its group.
+        for (int o = group / 2; o > 0; o /= 2) acc = combine(acc, cuda_shuffle_down(acc, o, group));
         if (m < p.kept_numel && lane == 0) cuda_store_result<S>(p, m, acc);
     }
 }
@@ -446,14 +448,14 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
         }
     }
     constexpr std::int64_t lanes = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
-    std::int64_t const row_chunks = (layout.reduced_numel + lanes - 1) / lanes;
+    std::int64_t const row_chunks = layout.reduced_numel / lanes + (layout.reduced_numel % lanes != 0);
     if (layout.reduced_inner && row_chunks <= reduce_short_row_chunks_cuda) {
         int group = 1;
         while (group < 32 && group < row_chunks) group *= 2;
         auto const p = to_cuda_reduction<NIn, indexed>(layout, layout.reduced_numel > 0 ? layout.reduced_numel : 1);
         std::int64_t const rows_per_block = reduce_block_cuda / group;
         std::int64_t const blocks = (p.kept_numel + rows_per_block - 1) / rows_per_block;
-        std::int64_t const cap = cuda_multiprocessors(device) * reduce_short_row_blocks_per_sm;
+        std::int64_t const cap = cuda_multiprocessors(device, where) * reduce_short_row_blocks_per_sm;
         cuda_reduce_short_rows_kernel<D, S, C, NIn>
             <<<grid_for(blocks < cap ? blocks : cap), reduce_block_cuda, 0, stream>>>(combine, f, p, group);
         cuda_check(cudaGetLastError(), launch.c_str(), where);
