@@ -4,7 +4,7 @@
 // (for the float dtypes, which are the ones it registers).
 // sy::argmax folds (value, index) pairs into an int64 output whatever x's
 // dtype; the order of the fold never changes which index wins. Compiled by
-// nvcc (cuda/argmax.cu) it runs on CUDA as well.
+// nvcc (cuda/argmax.cu) it runs on CUDA as well, and in a Metal build on MPS.
 #include <ATen/ops/empty.h>
 #include <c10/core/WrapDimMinimal.h>
 #include <switchyard/switchyard.h>
@@ -24,7 +24,7 @@ struct argmax_op {
     static void op(Tag tag, sy::op_args const& args, sy::dims const& over) {
         sy::reduce(tag, args["out"], over, sy::argmax, args["x"]);
     }
-    using space = sy::axes<sy::torch_build_native_device_axis, sy::torch_full_float_stype_axis>;
+    using space = sy::axes<sy::torch_build_device_axis, sy::torch_full_float_stype_axis>;
     using dispatcher = sy::dispatch_table<space, void(sy::op_args const&, sy::dims const&)>;
 };
 

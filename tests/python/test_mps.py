@@ -61,9 +61,21 @@ def test_sumsq_matches_torch_on_mps(dtype):
     torch.testing.assert_close(ops.sumsq(x), want, atol=atol * 10, rtol=rtol * 10)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_argmax_matches_torch_on_mps(dtype):
+    # Ties (few distinct values), a NaN in some rows, rows of two passes
+    # (9000 values), columns and all elements.
+    x = torch.randint(0, 9, (13, 9000), device="mps").to(dtype)
+    x[3, 4321] = float("nan")
+    x[7, 10] = float("nan")
+    for dim in (-1, 0, None):
+        assert torch.equal(ops.argmax(x, dim, False), torch.argmax(x, dim)), dim
+    assert torch.equal(ops.argmax(x.t(), 1, True), torch.argmax(x.t(), 1, keepdim=True))
+
+
 def test_an_op_without_mps_kernels_is_refused_on_mps():
     with pytest.raises(RuntimeError, match="mps"):
-        ops.argmax(torch.randn(8, device="mps"), None, False)
+        ops.scale_cast(torch.randn(8, device="mps"), 2.0, None)
 
 
 def test_mps_with_a_cpu_tensor_is_refused_naming_it():
