@@ -319,7 +319,7 @@ template <dtype D, typename S, typename C, int NIn, typename Combine, typename F
 __global__ void __launch_bounds__(reduce_block_cuda)
     cuda_reduce_rows_kernel(Combine const combine, F const f,
                             cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, A* partials) {
-    constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
+    constexpr int L = cuda_values_per_chunk<S>;
     for (std::int64_t b = blockIdx.x; b < p.kept_numel * p.tasks; b += gridDim.x) {
         std::int64_t const m = b / p.tasks, task = b % p.tasks;
         std::int64_t const r0 = task * p.task_size;
@@ -351,7 +351,7 @@ template <dtype D, typename S, typename C, int NIn, typename Combine, typename F
 __global__ void __launch_bounds__(reduce_block_cuda)
     cuda_reduce_short_rows_kernel(Combine const combine, F const f,
                                   cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, int const group) {
-    constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
+    constexpr int L = cuda_values_per_chunk<S>;
     int const rows_per_block = reduce_block_cuda / group;
     int const lane = static_cast<int>(threadIdx.x) % group;
     std::int64_t const n = p.reduced_numel;
@@ -447,7 +447,7 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
             return;
         }
     }
-    constexpr std::int64_t lanes = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
+    constexpr std::int64_t lanes = cuda_values_per_chunk<S>;
     std::int64_t const row_chunks = layout.reduced_numel / lanes + (layout.reduced_numel % lanes != 0);
     if (layout.reduced_inner && row_chunks <= reduce_short_row_chunks_cuda) {
         int group = 1;

@@ -71,6 +71,10 @@ cuda_layout<N> to_cuda_layout(elementwise_layout const& l) {
     return c;
 }
 
+// Storage values of type S in a 16-byte chunk (one for wider types).
+template <typename S>
+inline constexpr int cuda_values_per_chunk = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
+
 template <typename S, int L>
 struct alignas(16) cuda_chunk {
     S v[L];
@@ -267,7 +271,7 @@ void cuda_transform(Tag, F const& f, elementwise_layout const& layout, int opera
     constexpr int N = NOut + NIn;
     constexpr int block = cuda_block_size<Tag>();
     constexpr int per_thread = cuda_per_thread<Tag>();
-    constexpr int lanes = sizeof(S) <= 8 ? static_cast<int>(16 / sizeof(S)) : 1;
+    constexpr int lanes = cuda_values_per_chunk<S>;
     int const device = require_current_device("transform", operands_device);
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
     cuda_layout<N> const params = to_cuda_layout<N>(layout);

@@ -255,7 +255,7 @@ inline constexpr int cuda_rows_values_slot = [] {
 template <dtype D, typename S, typename C, int NIn, bool Resident, typename Stats, typename F>
 __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NIn>))
     cuda_rows_kernel(Stats const stats, F const f, cuda_row_layout<1 + NIn> const p) {
-    constexpr int L = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
+    constexpr int L = cuda_values_per_chunk<S>;
     constexpr int Threads = cuda_rows_threads;
     constexpr int Chunks = Resident ? (cuda_rows_resident_values / L > 0 ? cuda_rows_resident_values / L : 1) : 1;
     constexpr int NS = Stats::count;
@@ -365,7 +365,7 @@ void cuda_transform_rows(Stats const& stats, F const& f, row_layout const& layou
     for (int k = 0; k < 1 + NIn; ++k) p.inner[k] = layout.inner[k];
     p.row_size = layout.row_size;
     p.rows = layout.rows;
-    constexpr std::int64_t L = sizeof(S) <= 16 ? static_cast<std::int64_t>(16 / sizeof(S)) : 1;
+    constexpr std::int64_t L = cuda_values_per_chunk<S>;
     constexpr std::int64_t resident_chunks = cuda_rows_resident_values / L > 0 ? cuda_rows_resident_values / L : 1;
     constexpr int threads = cuda_rows_threads;
     auto const grid_for = [](std::int64_t blocks) {
