@@ -52,6 +52,13 @@ namespace switchyard::detail {
 
 inline constexpr int reduce_block_cuda = 256;
 inline constexpr int reduce_chunks_cuda = 8;  // 16-byte chunks per thread and task
+// Blocks per SM the row kernel's registers must allow: for a plain combine
+// a full SM (eight: its read rate follows the loads in flight, and without
+// the bound nvcc spent 40 registers where 32 do); an indexed one keeps
+// (value, index) pairs and has no bound (0; nvcc gives it about 50
+// registers, five blocks, where a bound of five spilled).
+template <typename Combine>
+inline constexpr int reduce_rows_min_blocks_cuda = is_indexed_combine_v<Combine> ? 0 : 8;
 inline constexpr std::int64_t reduce_column_run_cuda = 64;
 inline constexpr std::int64_t reduce_short_row_chunks_cuda = 1024;  // longer rows: a block per task
 // Blocks per SM that short rows' grid is capped to; each block then loops
@@ -92,23 +99,11 @@ struct cuda_reduction {
     // Offsets of operand k at kept index m and reduced index r (row-major
     // within each group).
     __device__ __forceinline__ std::int64_t kept_offset(int k, std::int64_t m) const {
-        std::int64_t o = 0;
-        for (std::int32_t d = kept_rank; d-- > 0;) {
-            std::int64_t const q = kept_div[d].divide(m);
-            o += (m - q * kept_div[d].divisor()) * kept_strides[k][d];
-            m = q;
-        }
-        return o;
+        return cuda_offset_of(m, kept_rank, kept_div, kept_strides[k]);
     }
     __device__ __forceinline__ std::int64_t reduced_offset(int k, std::int64_t r) const {
         if (reduced_rank == 1) return r * reduced_strides[k][0];
-        std::int64_t o = 0;
-        for (std::int32_t d = reduced_rank; d-- > 0;) {
-            std::int64_t const q = reduced_div[d].divide(r);
-            o += (r - q * reduced_div[d].divisor()) * reduced_strides[k][d];
-            r = q;
-        }
-        return o;
+        return cuda_offset_of(r, reduced_rank, reduced_div, reduced_strides[k]);
     }
 };
 
@@ -316,7 +311,7 @@ __device__ __forceinline__ bool cuda_row_bases(cuda_reduction<NIn, Indexed> cons
 // One block per (output, task) of a row reduction.
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
           typename A = accumulator_t<Combine, C>>
-__global__ void __launch_bounds__(reduce_block_cuda)
+__global__ void __launch_bounds__(reduce_block_cuda, reduce_rows_min_blocks_cuda<Combine>)
     cuda_reduce_rows_kernel(Combine const combine, F const f,
                             cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, A* partials) {
     constexpr int L = cuda_values_per_chunk<S>;

@@ -71,6 +71,21 @@ cuda_layout<N> to_cuda_layout(elementwise_layout const& l) {
     return c;
 }
 
+// The offset of index i (below the product of the `rank` sizes that
+// `dividers` divide by) in a row-major walk with these strides. The
+// outermost dimension takes no division: i's quotient there is 0, and a
+// rank-1 walk, the common one, is one multiply.
+__device__ __forceinline__ std::int64_t cuda_offset_of(std::int64_t i, std::int32_t rank, fast_divider const* dividers,
+                                                       std::int64_t const* strides) {
+    std::int64_t o = 0;
+    for (std::int32_t d = rank - 1; d > 0; --d) {
+        std::int64_t const q = dividers[d].divide(i);
+        o += (i - q * dividers[d].divisor()) * strides[d];
+        i = q;
+    }
+    return rank > 0 ? o + i * strides[0] : o;
+}
+
 // Storage values of type S in a 16-byte chunk (one for wider types).
 template <typename S>
 inline constexpr int cuda_values_per_chunk = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
@@ -240,11 +255,13 @@ __global__ void __launch_bounds__(Block)
     }
 }
 
-// 16-byte chunks per thread in the vector kernel: one, and two for 8-byte
-// types. More made 2-byte broadcasts over rows slower (docs/benchmarks.md);
-// f64 was measured at two.
-template <typename S>
-inline constexpr int cuda_vector_chunks = sizeof(S) == 8 ? 2 : 1;
+// 16-byte chunks per thread in the vector kernel over Rank dimensions: two
+// for 8-byte types, and for 4-byte ones over one dimension; else one. One
+// left f32 softplus short of copy bandwidth on an H200; two made f32
+// broadcasts per row and 2-byte broadcasts over rows slower
+// (docs/benchmarks.md, bench/cuda/experiments/transform_chunks.cu).
+template <typename S, int Rank>
+inline constexpr int cuda_vector_chunks = sizeof(S) == 8 || (sizeof(S) == 4 && Rank == 1) ? 2 : 1;
 
 // Whether the vector kernel can run the layout with L elements a chunk.
 template <typename S, int L>
@@ -276,19 +293,20 @@ void cuda_transform(Tag, F const& f, elementwise_layout const& layout, int opera
     auto const stream = static_cast<cudaStream_t>(cuda_current_stream_handle());
     cuda_layout<N> const params = to_cuda_layout<N>(layout);
     if (cuda_vector_layout<S, lanes>(layout)) {
-        constexpr int chunks_per_thread = cuda_vector_chunks<S>;
         std::int64_t const chunks = layout.numel / lanes;
-        constexpr std::int64_t tile = std::int64_t{block} * chunks_per_thread;
-        std::int64_t const tiles = (chunks + tile - 1) / tile;
-        if (tiles > 0) {
+        auto const launch = [&]<int Rank>(std::integral_constant<int, Rank>) {
+            constexpr int chunks_per_thread = cuda_vector_chunks<S, Rank>;
+            constexpr std::int64_t tile = std::int64_t{block} * chunks_per_thread;
+            std::int64_t const tiles = (chunks + tile - 1) / tile;
+            if (tiles == 0) return;
             unsigned const grid = static_cast<unsigned>(tiles < cuda_max_grid ? tiles : cuda_max_grid);
-            if (layout.rank == 2)
-                cuda_transform_vector_kernel<block, chunks_per_thread, lanes, 2, D, S, C, NOut, NIn>
-                    <<<grid, block, 0, stream>>>(f, params, chunks);
-            else
-                cuda_transform_vector_kernel<block, chunks_per_thread, lanes, 1, D, S, C, NOut, NIn>
-                    <<<grid, block, 0, stream>>>(f, params, chunks);
-        }
+            cuda_transform_vector_kernel<block, chunks_per_thread, lanes, Rank, D, S, C, NOut, NIn>
+                <<<grid, block, 0, stream>>>(f, params, chunks);
+        };
+        if (layout.rank == 2)
+            launch(std::integral_constant<int, 2>{});
+        else
+            launch(std::integral_constant<int, 1>{});
         std::int64_t const tail = layout.numel - chunks * lanes;  // only for one dimension
         if (tail > 0) cuda_transform_tail_kernel<S, C, NOut, NIn><<<1, lanes, 0, stream>>>(f, params, chunks * lanes);
     } else {

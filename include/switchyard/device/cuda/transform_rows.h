@@ -57,7 +57,7 @@ inline constexpr int cuda_rows_resident_values = 16;
 // they need more registers: about cuda_rows_other_registers go to
 // everything but the values, which stay packed as loaded (16 bytes in four
 // registers, whatever the dtype).
-inline constexpr int cuda_rows_other_registers = 24;
+inline constexpr int cuda_rows_other_registers = 28;
 inline constexpr int cuda_registers_per_sm = 65536;
 template <typename S, int NIn>
 inline constexpr int cuda_rows_min_blocks = [] {
@@ -77,6 +77,16 @@ inline constexpr bool cuda_rows_keeps_values = [] {
     return NV > 0 && bytes <= cuda_rows_kept_bytes;
 }();
 
+// 16 bytes of a thread's kept values: a thread's values at positions
+// 4j..4j+3 (float; 2j, 2j+1 for double) sit side by side, and the threads'
+// groups in turn, so a warp keeps and reads them with 16-byte shared
+// accesses free of bank conflicts.
+template <typename C>
+struct alignas(16) cuda_rows_kept_group {
+    static constexpr int size = 16 / static_cast<int>(sizeof(C));
+    C v[size];
+};
+
 // The layout as a kernel parameter: the output, then NIn inputs.
 template <int N>
 struct cuda_row_layout {
@@ -87,13 +97,7 @@ struct cuda_row_layout {
 
     // Operand k's offset at the start of row m.
     __device__ __forceinline__ std::int64_t row_offset(int k, std::int64_t m) const {
-        std::int64_t o = 0;
-        for (std::int32_t d = starts.rank; d-- > 0;) {
-            std::int64_t const q = starts.dividers[d].divide(m);
-            o += (m - q * starts.dividers[d].divisor()) * starts.strides[k][d];
-            m = q;
-        }
-        return o;
+        return cuda_offset_of(m, starts.rank, starts.dividers, starts.strides[k]);
     }
 };
 
@@ -263,7 +267,10 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
     constexpr int Kept = Resident && cuda_rows_keeps_values<C, NV> ? NV : 0;
     using chunk = cuda_rows_chunk<S, L>;
     __shared__ C warp_values[2][Threads / 32];
-    __shared__ C kept[Kept > 0 ? Kept : 1][Kept > 0 ? Chunks * L : 1][Kept > 0 ? Threads : 1];
+    using kept_group = cuda_rows_kept_group<C>;
+    constexpr int V = kept_group::size;
+    static_assert(Kept == 0 || (Chunks * L) % V == 0, "a thread's kept values fill whole groups");
+    __shared__ kept_group kept[Kept > 0 ? Kept : 1][Kept > 0 ? Chunks * L / V : 1][Kept > 0 ? Threads : 1];
     int phase = 0;
     std::int64_t const n = p.row_size;
     for (std::int64_t m = blockIdx.x; m < p.rows; m += gridDim.x) {
@@ -308,7 +315,7 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
                 [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
                     cuda_rows_each_value<L>(valid, [&](int e) {
                         C const value = static_cast<C>(stat.map(static_cast<C>(values[K].get(e))..., s[J]...));
-                        if constexpr (slot >= 0) kept[slot][c * L + e][threadIdx.x] = value;
+                        if constexpr (slot >= 0) kept[slot][(c * L + e) / V][threadIdx.x].v[(c * L + e) % V] = value;
                         acc = cuda_rows_combine(stat.combine, acc, value);
                     });
                 }
@@ -324,7 +331,7 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
                 // With_values() statistic W's value at position e: kept, or its map again.
                 auto const value = [&]<std::size_t Wi>(std::integral_constant<std::size_t, Wi>, int e) {
                     if constexpr (Kept > 0) {
-                        return kept[Wi][c * L + e][threadIdx.x];
+                        return kept[Wi][(c * L + e) / V][threadIdx.x].v[(c * L + e) % V];
                     } else {
                         constexpr int I = Stats::with_values.at[Wi];
                         return [&]<std::size_t... P>(std::index_sequence<P...>) {
