@@ -932,6 +932,7 @@ void test_transform_rows(char const* label) {
         {"every other column", {8, 50}, {100, 2}},
         {"x broadcast along the row", {6, 40}, {1, 0}, true},
         {"rank 3", {3, 5, 300}, {1500, 300, 1}},
+        {"rank 3, a gap between blocks of rows", {3, 5, 300}, {1600, 300, 1}},  // rows indexed by two dimensions
         {"rank 0", {}, {}},
         {"empty rows", {4, 0}, {1, 1}},
     };

@@ -93,8 +93,8 @@ constexpr std::size_t smallest_dtype_bytes() {
 
 // Elements per thread per tile: 16 for 1- and 2-byte dtypes, 4 for 8-byte
 // ones, else 8 (the smallest dtype in the tag decides; a tag without one
-// gets 8). transform's vector kernel (device/cuda/transform.h) takes the same
-// count in 16-byte chunks. The count depends on the tag only: host and device
+// gets 8). transform's vector kernel (device/cuda/transform.h) has its own
+// count, cuda_vector_chunks. The count depends on the tag only: host and device
 // must agree on the kernel. The measurements behind it are in
 // docs/benchmarks.md ("elements per thread"; f64: transform's softplus over
 // 2^28 at 100.2% of copy bandwidth with 4 and 87.9% with 8, two runs).

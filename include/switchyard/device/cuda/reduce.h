@@ -52,13 +52,15 @@ namespace switchyard::detail {
 
 inline constexpr int reduce_block_cuda = 256;
 inline constexpr int reduce_chunks_cuda = 8;  // 16-byte chunks per thread and task
-// Blocks per SM the row kernel's registers must allow: for a plain combine
-// a full SM (eight: its read rate follows the loads in flight, and without
-// the bound nvcc spent 40 registers where 32 do); an indexed one keeps
-// (value, index) pairs and has no bound (0; nvcc gives it about 50
-// registers, five blocks, where a bound of five spilled).
-template <typename Combine>
-inline constexpr int reduce_rows_min_blocks_cuda = is_indexed_combine_v<Combine> ? 0 : 8;
+// Blocks per SM the row kernel's registers must allow (0: no bound, as if
+// __launch_bounds__ had no second argument). Eight for a plain combine over
+// one input of at most 4 bytes: its read rate follows the loads in flight,
+// and unbounded nvcc spent 40 registers where 32 do (docs/benchmarks.md).
+// Other kernels (indexed combines keeping (value, index) pairs, f64, several
+// inputs) are left unbounded: a bound of five spilled f32 argmax, and the
+// others were not measured.
+template <typename S, int NIn, typename Combine>
+inline constexpr int reduce_rows_min_blocks_cuda = !is_indexed_combine_v<Combine> && NIn == 1 && sizeof(S) <= 4 ? 8 : 0;
 inline constexpr std::int64_t reduce_column_run_cuda = 64;
 inline constexpr std::int64_t reduce_short_row_chunks_cuda = 1024;  // longer rows: a block per task
 // Blocks per SM that short rows' grid is capped to; each block then loops
@@ -102,6 +104,7 @@ struct cuda_reduction {
         return cuda_offset_of(m, kept_rank, kept_div, kept_strides[k]);
     }
     __device__ __forceinline__ std::int64_t reduced_offset(int k, std::int64_t r) const {
+        // The test first: without it the f32 row kernel spilled at its register bound.
         if (reduced_rank == 1) return r * reduced_strides[k][0];
         return cuda_offset_of(r, reduced_rank, reduced_div, reduced_strides[k]);
     }
@@ -311,7 +314,7 @@ __device__ __forceinline__ bool cuda_row_bases(cuda_reduction<NIn, Indexed> cons
 // One block per (output, task) of a row reduction.
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename F,
           typename A = accumulator_t<Combine, C>>
-__global__ void __launch_bounds__(reduce_block_cuda, reduce_rows_min_blocks_cuda<Combine>)
+__global__ void __launch_bounds__(reduce_block_cuda, (reduce_rows_min_blocks_cuda<S, NIn, Combine>))
     cuda_reduce_rows_kernel(Combine const combine, F const f,
                             cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p, A* partials) {
     constexpr int L = cuda_values_per_chunk<S>;

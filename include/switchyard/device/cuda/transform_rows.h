@@ -15,7 +15,7 @@
 // compute type, as f receives them; each thread its own, so no barrier),
 // and f's pass reads them there; otherwise f's pass computes them again.
 // Throughput follows the rows in flight per SM, so the kernel's registers
-// are capped to fit six blocks where a row's values allow it.
+// are capped to fit as many blocks as a row's values allow, up to six.
 //
 // A statistic is folded by each thread over its values in order, then
 // across each warp by shuffles, then every thread folds the warps' values in
@@ -77,10 +77,10 @@ inline constexpr bool cuda_rows_keeps_values = [] {
     return NV > 0 && bytes <= cuda_rows_kept_bytes;
 }();
 
-// 16 bytes of a thread's kept values: a thread's values at positions
-// 4j..4j+3 (float; 2j, 2j+1 for double) sit side by side, and the threads'
-// groups in turn, so a warp keeps and reads them with 16-byte shared
-// accesses free of bank conflicts.
+// 16 bytes of a thread's kept values: its values 4j..4j+3 (in the order it
+// folds them; 2j, 2j+1 for double, 16 / sizeof(C) for other compute types)
+// side by side, and the threads' groups in turn, so a warp keeps and reads
+// them with 16-byte shared accesses free of bank conflicts.
 template <typename C>
 struct alignas(16) cuda_rows_kept_group {
     static constexpr int size = 16 / static_cast<int>(sizeof(C));
