@@ -717,6 +717,24 @@ TEST_CASE("math: softplus_to is softplus on the host", "[math]") {
     CHECK(std::isnan(switchyard::softplus_to<switchyard::half>(NAN)));
 }
 
+// exp_to<Storage> on the host is exp itself for every storage type (the
+// special-function-unit path exists only in CUDA device code, checked there
+// for every f16 and bf16 input).
+TEST_CASE("math: exp_to is exp on the host", "[math]") {
+    for (float const x : {-1e30f, -104.0f, -87.5f, -20.0f, -1.5f, -0.0f, 0.0f, 1e-30f, 0.75f, 11.5f, 88.5f, 1e30f,
+                          INFINITY, -INFINITY}) {
+        CHECK(std::bit_cast<std::uint32_t>(switchyard::exp_to<switchyard::half>(x)) ==
+              std::bit_cast<std::uint32_t>(switchyard::exp(x)));
+        CHECK(std::bit_cast<std::uint32_t>(switchyard::exp_to<switchyard::bfloat16>(x)) ==
+              std::bit_cast<std::uint32_t>(switchyard::exp(x)));
+        CHECK(std::bit_cast<std::uint32_t>(switchyard::exp_to<float>(x)) ==
+              std::bit_cast<std::uint32_t>(switchyard::exp(x)));
+        CHECK(std::bit_cast<std::uint64_t>(switchyard::exp_to<double>(double{x})) ==
+              std::bit_cast<std::uint64_t>(switchyard::exp(double{x})));
+    }
+    CHECK(std::isnan(switchyard::exp_to<switchyard::bfloat16>(NAN)));
+}
+
 // sigmoid_to<Storage> on the host: sigmoid itself for 4- and 8-byte storage;
 // for f16 and bf16 the shorter 1 / (1 + exp(-x)), which after rounding to the
 // storage type must be within 0.53 ulp of it for every 16-bit input (ulp of

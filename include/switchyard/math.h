@@ -1,5 +1,5 @@
 // switchyard math for kernels: exp, expm1, log, log1p, tanh, sigmoid,
-// softplus (and softplus_to<Storage>, sigmoid_to<Storage>), sqrt, abs, min, max and select, for
+// softplus (and exp_to<Storage>, softplus_to<Storage>, sigmoid_to<Storage>), sqrt, abs, min, max and select, for
 // float and double, usable on the host and in CUDA device code. Half and
 // bfloat16 kernels convert to float (their compute type) themselves; there
 // are no 16-bit overloads.
@@ -26,9 +26,10 @@
 // contraction (g++ contracts a*b+c even at -std=c++20 once FMA is enabled,
 // clang by default). Float paths use only float arithmetic. Results do not
 // depend on errno or the optimization level, and no function calls libm.
-// The one exception by design is softplus_to<Storage> in CUDA device code
-// with 2-byte floating storage: within 2^-16 relative, enough for a result
-// rounded to f16/bf16 (0.53 ulp of those), not for a float (see below).
+// The exceptions by design are exp_to, softplus_to and sigmoid_to<Storage>
+// in CUDA device code with 2-byte floating storage: within 2^-16 relative,
+// enough for a result rounded to f16/bf16 (0.53 ulp of those), not for a
+// float (see below).
 //
 // CUDA device code: exp, expm1, log, log1p and tanh call CUDA's own
 // functions (expf, log1pf, ...: within 2 ulp by NVIDIA's documentation, and
@@ -39,7 +40,7 @@
 // except that double softplus divides by the special-function unit's
 // reciprocal, refined (1.58 ulp measured on the GPU).
 // tests/cuda/test_cuda.cu measures every function on the device against
-// long double and requires 2 ulp, and softplus_to for 2-byte storage 0.53
+// long double and requires 2 ulp, and the _to functions for 2-byte storage 0.53
 // ulp of the storage type. Constant evaluation always uses the portable code.
 //
 // Vectorization: a loop y[i] = f(x[i]) vectorizes for every function and type
@@ -72,7 +73,7 @@
 //            max(-0, +0) = +0).
 //   select:  select(cond, a, b) is cond ? a : b with both a and b evaluated,
 //            as a bitwise blend (compilers emit blendv or and/andnot/or).
-// All NaN inputs give NaN. Every function but sqrt, softplus_to and sigmoid_to is
+// All NaN inputs give NaN. Every function but sqrt and the _to functions is
 // constexpr; clang does not constant-evaluate calls that create a NaN on the
 // way (NaN inputs, log1p(inf)).
 //
@@ -794,6 +795,37 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noe
     return detail::blend(x > 0.0, x, 0.0) + tail;
 }
 
+// ------------------------------------------------------------------ exp_to --
+
+// exp_to<Storage>(x): exp(x) computed as accurately as a result that will be
+// stored as Storage needs, like softplus_to: exp(x) itself, except in CUDA
+// device code for 2-byte floating storage, where it is the special-function
+// unit's ex2 of x log2(e) (subnormal results kept; ptxas scales them into
+// the unit's range): within 2^-16 relative of exp(x) (x log2(e) rounds with
+// at most 2^-17.5 relative effect on a result that is neither 0 nor inf,
+// the unit errs by about 2^-22), so after rounding to f16 or bf16 within 0.53 ulp
+// (tests/cuda/test_cuda.cu checks every f16 and bf16 input), in 5
+// instructions where CUDA's expf takes 8. softmax's exp(x - max) is the
+// case it was made for.
+template <typename Storage>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float exp_to(float x) noexcept {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(Storage) == 2 && !std::is_integral_v<Storage>) {
+        float r;
+        asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x * 0x1.715476p+0f));
+        return r;
+    } else {
+        return exp(x);
+    }
+#else
+    return exp(x);
+#endif
+}
+template <typename Storage>
+SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double exp_to(double x) noexcept {
+    return exp(x);
+}
+
 // ------------------------------------------------------------- softplus_to --
 
 // softplus_to<Storage>(x): softplus(x) computed as accurately as a result
@@ -809,13 +841,22 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noe
 // differ by one unit in the last place.
 namespace detail {
 #if defined(__CUDA_ARCH__)
-// ex2 without .ftz: subnormal results stay (bf16 has float's exponent
-// range). lg2 only sees 1 + e >= 1, so flushing subnormals cannot change its
-// result, and .ftz spares the hardware's subnormal-input handling.
-__device__ __forceinline__ float ex2_approx(float x) {
+// 2^t for t <= 0, subnormal results kept (bf16 has float's exponent
+// range), from the special-function unit's ex2 in its .ftz form: the plain
+// form keeps them too, but ptxas wraps it in a range test and two
+// multiplies, where 2^(t + 24) * 2^-24 costs one. The caller passes t + 24,
+// which it gets for free in the multiply-add that makes t. Below t = -150
+// the unit flushes to 0, where 2^t rounds to 0 in float anyway.
+__device__ __forceinline__ float ex2_keeping_subnormals(float t_plus_24) {
     float r;
-    asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t_plus_24));
+    return r * 0x1p-24f;
+}
+// exp(-a) for a >= 0 (or NaN) that way: -a log2(e) + 24 rounds once, with
+// at most 2^-18 relative effect on the result while it is not 0 (|t + 24|
+// < 128 there).
+__device__ __forceinline__ float exp_of_negative(float a) {
+    return ex2_keeping_subnormals(__fmaf_rn(a, -0x1.715476p+0f, 24.0f));
 }
 __device__ __forceinline__ float lg2_of_at_least_one(float x) {
     float r;
@@ -824,11 +865,10 @@ __device__ __forceinline__ float lg2_of_at_least_one(float x) {
 }
 // max(x, 0) + log1p(e), e = exp(-|x|): log1p(e) is e (1 - e/2 + e^2/3) below
 // 2^-5 (relative error < e^3/4 <= 2^-17), else lg2(1 + e) ln 2 (absolute
-// error about 2^-22 against log1p(e) >= 0.03). |x| log2(e) rounds with at
-// most 2^-17 relative effect on e for |x| <= 104, where e reaches 0. A NaN
-// x gives a NaN e, so the sum is NaN without a check (max(NaN, 0) is 0).
+// error about 2^-22 against log1p(e) >= 0.03). A NaN x gives a NaN e, so
+// the sum is NaN without a check (max(NaN, 0) is 0).
 __device__ __forceinline__ float softplus_special_function_unit(float x) {
-    const float e = ex2_approx(abs(x) * -0x1.715476p+0f);
+    const float e = exp_of_negative(abs(x));
     const float small = e * (1.0f - e * (0.5f - e * 0x1.555556p-2f));
     const float large = lg2_of_at_least_one(1.0f + e) * 0x1.62e43p-1f;
     return ::fmaxf(x, 0.0f) + blend(e < 0x1p-5f, small, large);
@@ -860,16 +900,18 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double softplus_to(double x) noexcept {
 // e = exp(-|x|), without sigmoid's error terms; in CUDA device code e =
 // exp(-|x|) comes from the special-function unit's ex2 and 1 / (1 + e) from
 // its reciprocal: within 2^-16 relative of sigmoid(x) (|x| log2(e) rounds
-// with at most 2^-17 relative effect on e where e is not 0), so after
+// with at most 2^-18 relative effect on e where e is not 0), so after
 // rounding to f16 or bf16 within 0.53 ulp (tests/cuda/test_cuda.cu checks
 // every f16 and bf16 input). sigmoid's exact division and error terms make
 // half and bfloat16 kernels instruction-bound on the GPU.
 namespace detail {
 #if defined(__CUDA_ARCH__)
 __device__ __forceinline__ float sigmoid_special_function_unit(float x) {
-    const float e = ex2_approx(abs(x) * -0x1.715476p+0f);
+    const float e = exp_of_negative(abs(x));
+    // 1 + e is in [1, 2]: no subnormal in or out, so .ftz changes nothing
+    // and spares ptxas' subnormal handling.
     float q;
-    asm("rcp.approx.f32 %0, %1;" : "=f"(q) : "f"(1.0f + e));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(q) : "f"(1.0f + e));
     // x >= 0: 1 / (1 + e); x < 0: e / (1 + e). A NaN x makes e and q NaN.
     return blend(x >= 0.0f, q, e * q);
 }

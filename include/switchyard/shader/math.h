@@ -91,7 +91,13 @@ template <shader::detail::float_value T>
 shader::value<T> softplus(shader::value<T> const& x) {
     return shader::detail::unary_math(shader::op::softplus, x, [](float v) { return softplus(v); });
 }
-// Shader devices compute softplus in full precision for every storage type.
+// Shader devices compute exp, softplus and sigmoid in full precision for
+// every storage type.
+template <typename Storage, shader::detail::float_value T>
+shader::value<T> exp_to(shader::value<T> const& x) {
+    return exp(x);
+}
+// And softplus.
 template <typename Storage, shader::detail::float_value T>
 shader::value<T> softplus_to(shader::value<T> const& x) {
     return softplus(x);
