@@ -243,23 +243,19 @@ __device__ __forceinline__ A cuda_fold_values(Combine const& combine, cuda_reduc
 // f's values at the L positions of a chunk of 16 bytes in every input,
 // where each input is contiguous along the row (base + first is 16-byte
 // aligned) or broadcast along it.
-template <typename S, typename C, int L, int NIn, bool Indexed, typename F>
+template <dtype D, typename S, typename C, int L, int NIn, bool Indexed, typename F>
 __device__ __forceinline__ void cuda_chunk_values(F const& f, cuda_reduction<NIn, Indexed> const& p,
                                                   S const* const (&base)[NIn], std::int64_t first, C (&values)[L]) {
     cuda_chunk<S, L> chunk[NIn];
 #pragma unroll
     for (int k = 0; k < NIn; ++k) {
-        if (p.reduced_strides[1 + k][0] == 1) {
-            chunk[k] = cuda_load_chunk<S, L>(base[k] + first);
-        } else {  // broadcast along the row: one value
-            S const value = load_input(base[k]);
-#pragma unroll
-            for (int v = 0; v < L; ++v) chunk[k].v[v] = value;
-        }
+        // An input broadcast along the row gives one value.
+        chunk[k] = p.reduced_strides[1 + k][0] == 1 ? cuda_load_chunk<S, L>(base[k] + first)
+                                                    : cuda_splat_chunk<S, L>(load_input(base[k]));
     }
     [&]<std::size_t... K>(std::index_sequence<K...>) {
 #pragma unroll
-        for (int v = 0; v < L; ++v) values[v] = static_cast<C>(f(static_cast<C>(chunk[K].v[v])...));
+        for (int v = 0; v < L; ++v) values[v] = static_cast<C>(f(chunk[K].template value<D, C>(v)...));
     }
     (std::make_index_sequence<NIn>{});
 }
@@ -283,13 +279,13 @@ __device__ __forceinline__ A cuda_fold_scalars(Combine const& combine, F const& 
 // acc with the chunk of f's values at positions first, ... (those before
 // r1) folded in: with 16-byte loads where `vector` allows and the chunk is
 // whole, else value by value.
-template <typename S, typename C, int L, typename Combine, int NIn, bool Indexed, typename F, typename A>
+template <dtype D, typename S, typename C, int L, typename Combine, int NIn, bool Indexed, typename F, typename A>
 __device__ __forceinline__ A cuda_fold_chunk(Combine const& combine, F const& f, cuda_reduction<NIn, Indexed> const& p,
                                              S const* const (&base)[NIn], A acc, std::int64_t first, std::int64_t r1,
                                              bool vector, bool forward) {
     if (vector && first + L <= r1) {
         C values[L];
-        cuda_chunk_values<S>(f, p, base, first, values);
+        cuda_chunk_values<D, S>(f, p, base, first, values);
         return cuda_fold_values(combine, p, acc, values, first, forward);
     }
     return cuda_fold_scalars<S, C, L>(combine, f, p, base, acc, first, r1, forward);
@@ -329,7 +325,7 @@ __global__ void __launch_bounds__(reduce_block_cuda, (reduce_rows_min_blocks_cud
 #pragma unroll
         for (int it = 0; it < reduce_chunks_cuda; ++it) {
             std::int64_t const first = r0 + (std::int64_t{it} * reduce_block_cuda + threadIdx.x) * L;
-            acc = cuda_fold_chunk<S, C, L>(combine, f, p, base, acc, first, r1, vector, forward);
+            acc = cuda_fold_chunk<D, S, C, L>(combine, f, p, base, acc, first, r1, vector, forward);
         }
         if (forward) acc = cuda_forward_index(p, acc);
         acc = cuda_block_fold(combine, acc, A(combine.template identity<C>()));
@@ -362,7 +358,7 @@ __global__ void __launch_bounds__(reduce_block_cuda)
             bool const vector = cuda_row_bases<S, L>(p, m, 0, base);
 #pragma unroll 4
             for (std::int64_t first = std::int64_t{lane} * L; first < n; first += std::int64_t{group} * L) {
-                acc = cuda_fold_chunk<S, C, L>(combine, f, p, base, acc, first, n, vector, forward);
+                acc = cuda_fold_chunk<D, S, C, L>(combine, f, p, base, acc, first, n, vector, forward);
             }
             if (forward) acc = cuda_forward_index(p, acc);
         }

@@ -90,24 +90,79 @@ __device__ __forceinline__ std::int64_t cuda_offset_of(std::int64_t i, std::int3
 template <typename S>
 inline constexpr int cuda_values_per_chunk = sizeof(S) <= 16 ? static_cast<int>(16 / sizeof(S)) : 1;
 
+// 16 bytes of storage values as loaded: four words, so values narrower
+// than a word stay packed (8 bf16 in four registers, where an array of
+// bf16 takes a register each and ptxas moves the halves apart with a PRMT
+// per value) and are taken apart where they are used.
 template <typename S, int L>
-struct alignas(16) cuda_chunk {
-    S v[L];
+struct cuda_chunk {
+    static_assert(sizeof(S) * L == 16, "a chunk is 16 bytes of storage values");
+    std::uint32_t w[4];
+
+    __device__ __forceinline__ S get(int e) const {
+        S value;
+        if constexpr (sizeof(S) < 4) {
+            constexpr int per_word = 4 / static_cast<int>(sizeof(S));
+            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
+            auto const bits = static_cast<bits_t>(w[e / per_word] >> (8 * sizeof(S) * (e % per_word)));
+            std::memcpy(&value, &bits, sizeof(S));
+        } else {
+            std::memcpy(&value, &w[e * sizeof(S) / 4], sizeof(S));
+        }
+        return value;
+    }
+    __device__ __forceinline__ void set(int e, S value) {
+        if constexpr (sizeof(S) < 4) {
+            constexpr int per_word = 4 / static_cast<int>(sizeof(S));
+            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
+            bits_t bits;
+            std::memcpy(&bits, &value, sizeof(S));
+            int const shift = static_cast<int>(8 * sizeof(S)) * (e % per_word);
+            std::uint32_t const mask = ((std::uint32_t{1} << (8 * sizeof(S))) - 1) << shift;
+            w[e / per_word] = (w[e / per_word] & ~mask) | (std::uint32_t{bits} << shift);
+        } else {
+            std::memcpy(&w[e * sizeof(S) / 4], &value, sizeof(S));
+        }
+    }
+    // Value e in the compute type C. A bf16 is the upper half of a float,
+    // so it comes out of its word with one mask or shift.
+    template <dtype D, typename C>
+    __device__ __forceinline__ C value(int e) const {
+        if constexpr (D == dtype::bf16 && sizeof(S) == 2 && std::is_same_v<C, float>) {
+            std::uint32_t const word = w[e / 2];
+            return __uint_as_float(e % 2 == 0 ? word << 16 : word & 0xffff0000u);
+        } else {
+            return static_cast<C>(get(e));
+        }
+    }
 };
 
 template <typename S, int L>
 __device__ __forceinline__ cuda_chunk<S, L> cuda_load_chunk(S const* p) {
     uint4 const raw = __ldg(reinterpret_cast<uint4 const*>(p));
-    cuda_chunk<S, L> c;
-    std::memcpy(&c, &raw, 16);
-    return c;
+    return {{raw.x, raw.y, raw.z, raw.w}};
+}
+
+// A chunk of L copies of v: what an input broadcast along the row gives.
+template <typename S, int L>
+__device__ __forceinline__ cuda_chunk<S, L> cuda_splat_chunk(S v) {
+    if constexpr (sizeof(S) < 4) {
+        using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
+        bits_t bits;
+        std::memcpy(&bits, &v, sizeof(S));
+        std::uint32_t const word = sizeof(S) == 1 ? bits * 0x01010101u : bits * 0x00010001u;
+        return {{word, word, word, word}};
+    } else {
+        cuda_chunk<S, L> c;
+#pragma unroll
+        for (int e = 0; e < L; ++e) c.set(e, v);
+        return c;
+    }
 }
 
 template <typename S, int L>
 __device__ __forceinline__ void cuda_store_chunk(S* p, cuda_chunk<S, L> const& c) {
-    uint4 raw;
-    std::memcpy(&raw, &c, 16);
-    *reinterpret_cast<uint4*>(p) = raw;
+    *reinterpret_cast<uint4*>(p) = make_uint4(c.w[0], c.w[1], c.w[2], c.w[3]);
 }
 
 // L results to a chunk of storage values. f16 and bf16 convert two at a time
@@ -121,27 +176,27 @@ __device__ __forceinline__ cuda_chunk<S, L> cuda_pack_chunk(C const (&v)[L]) {
     cuda_chunk<S, L> c;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     if constexpr ((D == dtype::f16 || D == dtype::bf16) && sizeof(S) == 2 && std::is_same_v<C, float> && L % 2 == 0) {
-        unsigned pairs[L / 2];
 #pragma unroll
         for (int j = 0; j < L; j += 2) {
             // The first operand goes to the upper half: element j + 1.
             if constexpr (D == dtype::bf16)
-                asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pairs[j / 2]) : "f"(v[j + 1]), "f"(v[j]));
+                asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(c.w[j / 2]) : "f"(v[j + 1]), "f"(v[j]));
             else
-                asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pairs[j / 2]) : "f"(v[j + 1]), "f"(v[j]));
+                asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(c.w[j / 2]) : "f"(v[j + 1]), "f"(v[j]));
         }
-        std::memcpy(&c, pairs, sizeof(c));
     } else
 #endif
     {
+        c = {};  // set() merges narrow values into whole words
 #pragma unroll
-        for (int j = 0; j < L; ++j) c.v[j] = static_cast<S>(v[j]);
+        for (int j = 0; j < L; ++j) c.set(j, static_cast<S>(v[j]));
     }
     return c;
 }
 
-// Rank 1: element e of operand k at e * inner stride; rank 2: row e / row
-// size (precomputed division) at the outer stride, column at the inner.
+// Rank 1: element e of operand k at e (inner stride 1) or 0 (a broadcast
+// scalar); rank 2: row e / row size (precomputed division) at the outer
+// stride, plus the column where the inner stride is 1.
 template <int Block, int Chunks, int L, int Rank, dtype D, typename S, typename C, int NOut, int NIn, typename F>
 __global__ void __launch_bounds__(Block)
     cuda_transform_vector_kernel(F const f, cuda_layout<NOut + NIn> const layout, std::int64_t const chunks) {
@@ -157,14 +212,16 @@ __global__ void __launch_bounds__(Block)
             std::int64_t const chunk = base + c * Block + threadIdx.x;
             live[c] = full || chunk < chunks;
             std::int64_t const e = chunk * L;
+            // Inner strides are 1 or 0 here (cuda_vector_layout): a select, not a multiply.
             if constexpr (Rank == 2) {
                 std::int64_t const r = layout.dividers[1].divide(e);
                 std::int64_t const col = e - r * layout.sizes[1];
 #pragma unroll
-                for (int k = 0; k < N; ++k) offset[c][k] = r * layout.strides[k][0] + col * layout.strides[k][1];
+                for (int k = 0; k < N; ++k)
+                    offset[c][k] = r * layout.strides[k][0] + (layout.strides[k][1] != 0 ? col : 0);
             } else {
 #pragma unroll
-                for (int k = 0; k < N; ++k) offset[c][k] = e * layout.strides[k][0];
+                for (int k = 0; k < N; ++k) offset[c][k] = layout.strides[k][0] != 0 ? e : 0;
             }
         }
         cuda_chunk<S, L> in[Chunks][NIn > 0 ? NIn : 1];
@@ -174,13 +231,8 @@ __global__ void __launch_bounds__(Block)
 #pragma unroll
             for (int k = 0; k < NIn; ++k) {
                 S const* p = static_cast<S const*>(layout.data[NOut + k]) + offset[c][NOut + k];
-                if (layout.strides[NOut + k][Rank - 1] != 0) {
-                    in[c][k] = cuda_load_chunk<S, L>(p);
-                } else {
-                    S const v = load_input(p);
-#pragma unroll
-                    for (int j = 0; j < L; ++j) in[c][k].v[j] = v;
-                }
+                in[c][k] = layout.strides[NOut + k][Rank - 1] != 0 ? cuda_load_chunk<S, L>(p)
+                                                                   : cuda_splat_chunk<S, L>(load_input(p));
             }
         }
 #pragma unroll
@@ -190,7 +242,7 @@ __global__ void __launch_bounds__(Block)
 #pragma unroll
             for (int j = 0; j < L; ++j) {
                 auto const r = [&]<std::size_t... K>(std::index_sequence<K...>) {
-                    return f(static_cast<C>(in[c][K].v[j])...);
+                    return f(in[c][K].template value<D, C>(j)...);
                 }
                 (std::make_index_sequence<NIn>{});
                 [&]<std::size_t... O>(std::index_sequence<O...>) { ((out[O][j] = result_value<O, C>(r)), ...); }
@@ -256,12 +308,14 @@ __global__ void __launch_bounds__(Block)
 }
 
 // 16-byte chunks per thread in the vector kernel over Rank dimensions: two
-// for 8-byte types, and for 4-byte ones over one dimension; else one. One
-// left f32 softplus short of copy bandwidth on an H200; two made f32
-// broadcasts per row and 2-byte broadcasts over rows slower
-// (docs/benchmarks.md, bench/cuda/experiments/transform_chunks.cu).
+// for 8-byte types, and for 2- and 4-byte ones over one dimension; else one.
+// One left f32 softplus short of copy bandwidth on an H200, and 2-byte
+// softplus once its per-value work had shrunk; two made f32 broadcasts per
+// row and 2-byte broadcasts over rows slower, and four made f64 slower
+// (docs/benchmarks.md, bench/cuda/experiments/transform_chunks.cu and
+// report_kernels.cu).
 template <typename S, int Rank>
-inline constexpr int cuda_vector_chunks = sizeof(S) == 8 || (sizeof(S) == 4 && Rank == 1) ? 2 : 1;
+inline constexpr int cuda_vector_chunks = sizeof(S) == 8 || (sizeof(S) >= 2 && Rank == 1) ? 2 : 1;
 
 // Whether the vector kernel can run the layout with L elements a chunk.
 template <typename S, int L>

@@ -101,61 +101,18 @@ struct cuda_row_layout {
     }
 };
 
-// 16 bytes of one input's row as loaded: four words, so values narrower
-// than a word stay packed (8 bf16 in four registers, where an array of
-// bf16 takes a register each) and are taken apart where they are used.
-template <typename S, int L>
-struct cuda_rows_chunk {
-    static_assert(sizeof(S) * L == 16, "a chunk is 16 bytes of storage values");
-    std::uint32_t w[4];
-
-    __device__ __forceinline__ S get(int e) const {
-        S value;
-        if constexpr (sizeof(S) < 4) {
-            constexpr int per_word = 4 / static_cast<int>(sizeof(S));
-            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
-            auto const bits = static_cast<bits_t>(w[e / per_word] >> (8 * sizeof(S) * (e % per_word)));
-            std::memcpy(&value, &bits, sizeof(S));
-        } else {
-            std::memcpy(&value, &w[e * sizeof(S) / 4], sizeof(S));
-        }
-        return value;
-    }
-    __device__ __forceinline__ void set(int e, S value) {
-        if constexpr (sizeof(S) < 4) {
-            constexpr int per_word = 4 / static_cast<int>(sizeof(S));
-            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
-            bits_t bits;
-            std::memcpy(&bits, &value, sizeof(S));
-            int const shift = static_cast<int>(8 * sizeof(S)) * (e % per_word);
-            std::uint32_t const mask = ((std::uint32_t{1} << (8 * sizeof(S))) - 1) << shift;
-            w[e / per_word] = (w[e / per_word] & ~mask) | (std::uint32_t{bits} << shift);
-        } else {
-            std::memcpy(&w[e * sizeof(S) / 4], &value, sizeof(S));
-        }
-    }
-};
-
 // Chunk q of each input's row (positions past the row's end are left as
 // they are); values are converted where they are used.
 template <typename S, int NIn, int L, typename P>
 __device__ __forceinline__ void cuda_rows_load(P const& p, S const* const* in, bool vector, std::int64_t q,
-                                               cuda_rows_chunk<S, L> (&values)[NIn]) {
+                                               cuda_chunk<S, L> (&values)[NIn]) {
     std::int64_t const first = q * L;
     if (vector && first + L <= p.row_size) {
 #pragma unroll
         for (int k = 0; k < NIn; ++k) {
-            if (p.inner[1 + k] == 1) {
-                uint4 const raw = __ldg(reinterpret_cast<uint4 const*>(in[k] + first));
-                values[k].w[0] = raw.x;
-                values[k].w[1] = raw.y;
-                values[k].w[2] = raw.z;
-                values[k].w[3] = raw.w;
-            } else {  // broadcast along the row
-                S const value = load_input(in[k]);
-#pragma unroll
-                for (int e = 0; e < L; ++e) values[k].set(e, value);
-            }
+            // An input broadcast along the row gives one value.
+            values[k] =
+                p.inner[1 + k] == 1 ? cuda_load_chunk<S, L>(in[k] + first) : cuda_splat_chunk<S, L>(load_input(in[k]));
         }
     } else {
 #pragma unroll
@@ -265,7 +222,7 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
     constexpr int NS = Stats::count;
     constexpr int NV = Stats::values_count;
     constexpr int Kept = Resident && cuda_rows_keeps_values<C, NV> ? NV : 0;
-    using chunk = cuda_rows_chunk<S, L>;
+    using chunk = cuda_chunk<S, L>;
     __shared__ C warp_values[2][Threads / 32];
     using kept_group = cuda_rows_kept_group<C>;
     constexpr int V = kept_group::size;
@@ -314,7 +271,7 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
             each_chunk([&](int c, std::int64_t, int valid, chunk const(&values)[NIn]) {
                 [&]<std::size_t... K, std::size_t... J>(std::index_sequence<K...>, std::index_sequence<J...>) {
                     cuda_rows_each_value<L>(valid, [&](int e) {
-                        C const value = static_cast<C>(stat.map(static_cast<C>(values[K].get(e))..., s[J]...));
+                        C const value = static_cast<C>(stat.map(values[K].template value<D, C>(e)..., s[J]...));
                         if constexpr (slot >= 0) kept[slot][(c * L + e) / V][threadIdx.x].v[(c * L + e) % V] = value;
                         acc = cuda_rows_combine(stat.combine, acc, value);
                     });
@@ -336,14 +293,14 @@ __global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NI
                         constexpr int I = Stats::with_values.at[Wi];
                         return [&]<std::size_t... P>(std::index_sequence<P...>) {
                             return static_cast<C>(
-                                stats.template get<I>().map(static_cast<C>(values[K].get(e))..., s[P]...));
+                                stats.template get<I>().map(values[K].template value<D, C>(e)..., s[P]...));
                         }
                         (std::make_index_sequence<I>{});
                     }
                 };
                 C r[L];
                 cuda_rows_each_value<L>(valid, [&](int e) {
-                    r[e] = static_cast<C>(f(static_cast<C>(values[K].get(e))...,
+                    r[e] = static_cast<C>(f(values[K].template value<D, C>(e)...,
                                             value(std::integral_constant<std::size_t, W>{}, e)..., s[J]...));
                 });
                 std::int64_t const first = q * L;
