@@ -20,8 +20,9 @@
 //    neighbouring elements); each task folds a run of reduce_column_run_cuda
 //    reduced indices serially.
 //  - Where an output has several tasks, their partials (scratch memory from
-//    switchyard's stream-ordered pool) are folded by one block per output:
-//    thread t takes partials t, t + 256, ... in order, then the same tree.
+//    switchyard's stream-ordered pool) are folded by one block of 1024
+//    threads per output: thread t takes partials t, t + 1024, ... in order,
+//    then the same tree over 32 warps.
 // f16 and bf16 accumulate in float (compute_t). argmin and argmax fold
 // (value, index) pairs, the index read from the layout's index operand.
 #pragma once
@@ -144,19 +145,21 @@ __device__ __forceinline__ A cuda_shuffle_down(A v, int o, int width = 32) {
         return static_cast<A>(__shfl_down_sync(0xffffffffu, v, o, width));
 }
 
-// v combined across the block in a fixed tree; the result is thread 0's.
-// `identity` is combine's identity for the accumulator's value type.
-template <typename A, typename Combine>
+// v combined across the block of Threads threads in a fixed tree; the
+// result is thread 0's. `identity` is combine's identity for the
+// accumulator's value type.
+template <int Threads = reduce_block_cuda, typename A, typename Combine>
 __device__ __forceinline__ A cuda_block_fold(Combine const& combine, A v, A identity) {
-    static_assert(reduce_block_cuda == 256, "the tree below folds 8 warps");
-    __shared__ A warp_values[reduce_block_cuda / 32];
+    static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps, at most 32");
+    constexpr int warps = Threads / 32;
+    __shared__ A warp_values[warps];
     for (int o = 16; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
     int const warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
     if (lane == 0) warp_values[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < reduce_block_cuda / 32 ? warp_values[lane] : identity;
-        for (int o = 4; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
+        v = lane < warps ? warp_values[lane] : identity;
+        for (int o = warps / 2; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
     }
     return v;
 }
@@ -395,16 +398,22 @@ __global__ void __launch_bounds__(reduce_block_cuda)
     }
 }
 
+// Threads of the partials kernel. A full reduction leaves all its partials
+// (32768 for 2^28 floats) to one block, which spends its time waiting on L2
+// loads: four times the threads, a quarter of the waits each
+// (docs/benchmarks.md).
+inline constexpr int reduce_partials_block_cuda = 1024;
+
 // One block per output: its tasks' partials folded in a fixed order.
 template <dtype D, typename S, typename C, int NIn, typename Combine, typename A = accumulator_t<Combine, C>>
-__global__ void __launch_bounds__(reduce_block_cuda)
+__global__ void __launch_bounds__(reduce_partials_block_cuda)
     cuda_reduce_partials_kernel(Combine const combine, cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p,
                                 A const* partials) {
     for (std::int64_t m = blockIdx.x; m < p.kept_numel; m += gridDim.x) {
         A acc = combine.template identity<C>();
-        for (std::int64_t t = threadIdx.x; t < p.tasks; t += reduce_block_cuda)
+        for (std::int64_t t = threadIdx.x; t < p.tasks; t += reduce_partials_block_cuda)
             acc = combine(acc, partials[m * p.tasks + t]);
-        acc = cuda_block_fold(combine, acc, A(combine.template identity<C>()));
+        acc = cuda_block_fold<reduce_partials_block_cuda>(combine, acc, A(combine.template identity<C>()));
         if (threadIdx.x == 0) cuda_store_result<S>(p, m, acc);
         __syncthreads();
     }
@@ -478,7 +487,7 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
     if (p.tasks > 1) {
         if (launched == cudaSuccess) {
             cuda_reduce_partials_kernel<D, S, C, NIn>
-                <<<grid_for(p.kept_numel), reduce_block_cuda, 0, stream>>>(combine, p, partials);
+                <<<grid_for(p.kept_numel), reduce_partials_block_cuda, 0, stream>>>(combine, p, partials);
             launched = cudaGetLastError();
         }
         // Freed whether or not the kernels launched.
