@@ -20,9 +20,9 @@
 //    neighbouring elements); each task folds a run of reduce_column_run_cuda
 //    reduced indices serially.
 //  - Where an output has several tasks, their partials (scratch memory from
-//    switchyard's stream-ordered pool) are folded by one block of 1024
-//    threads per output: thread t takes partials t, t + 1024, ... in order,
-//    then the same tree over 32 warps.
+//    switchyard's stream-ordered pool) are folded by one block per output:
+//    thread t takes partials t, t + T, ... in order, then the same tree, with
+//    T = 1024 threads for outputs of 4096 tasks or more, else 256.
 // f16 and bf16 accumulate in float (compute_t). argmin and argmax fold
 // (value, index) pairs, the index read from the layout's index operand.
 #pragma once
@@ -150,7 +150,8 @@ __device__ __forceinline__ A cuda_shuffle_down(A v, int o, int width = 32) {
 // accumulator's value type.
 template <int Threads = reduce_block_cuda, typename A, typename Combine>
 __device__ __forceinline__ A cuda_block_fold(Combine const& combine, A v, A identity) {
-    static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps, at most 32");
+    static_assert(Threads >= 32 && Threads <= 1024 && (Threads & (Threads - 1)) == 0,
+                  "the tree folds a power of two of whole warps, at most 32");
     constexpr int warps = Threads / 32;
     __shared__ A warp_values[warps];
     for (int o = 16; o > 0; o /= 2) v = combine(v, cuda_shuffle_down(v, o));
@@ -398,22 +399,27 @@ __global__ void __launch_bounds__(reduce_block_cuda)
     }
 }
 
-// Threads of the partials kernel. A full reduction leaves all its partials
-// (32768 for 2^28 floats) to one block, which spends its time waiting on L2
-// loads: four times the threads, a quarter of the waits each
-// (docs/benchmarks.md).
-inline constexpr int reduce_partials_block_cuda = 1024;
+// Threads of the partials kernel: 1024 for an output of at least
+// reduce_partials_wide_tasks tasks, else reduce_block_cuda. A full reduction
+// leaves all its partials (32768 for 2^28 floats) to one block, which spends
+// its time waiting on L2 loads: four times the threads, a quarter of the
+// waits each (docs/benchmarks.md). Many outputs of few partials each (a
+// column reduction: 64 rows a task) keep the narrow block, which fits four
+// times the outputs per SM and folds no idle threads.
+inline constexpr int reduce_partials_wide_block_cuda = 1024;
+inline constexpr std::int64_t reduce_partials_wide_tasks = 4096;
 
-// One block per output: its tasks' partials folded in a fixed order.
-template <dtype D, typename S, typename C, int NIn, typename Combine, typename A = accumulator_t<Combine, C>>
-__global__ void __launch_bounds__(reduce_partials_block_cuda)
+// One block of Threads per output: its tasks' partials folded in a fixed
+// order (thread t takes partials t, t + Threads, ...), then the block's tree.
+template <int Threads, dtype D, typename S, typename C, int NIn, typename Combine,
+          typename A = accumulator_t<Combine, C>>
+__global__ void __launch_bounds__(Threads)
     cuda_reduce_partials_kernel(Combine const combine, cuda_reduction<NIn, is_indexed_combine_v<Combine>> const p,
                                 A const* partials) {
     for (std::int64_t m = blockIdx.x; m < p.kept_numel; m += gridDim.x) {
         A acc = combine.template identity<C>();
-        for (std::int64_t t = threadIdx.x; t < p.tasks; t += reduce_partials_block_cuda)
-            acc = combine(acc, partials[m * p.tasks + t]);
-        acc = cuda_block_fold<reduce_partials_block_cuda>(combine, acc, A(combine.template identity<C>()));
+        for (std::int64_t t = threadIdx.x; t < p.tasks; t += Threads) acc = combine(acc, partials[m * p.tasks + t]);
+        acc = cuda_block_fold<Threads>(combine, acc, A(combine.template identity<C>()));
         if (threadIdx.x == 0) cuda_store_result<S>(p, m, acc);
         __syncthreads();
     }
@@ -486,8 +492,12 @@ void cuda_transform_reduce(char const* op, Combine const& combine, F const& f, r
     cudaError_t launched = cudaGetLastError();
     if (p.tasks > 1) {
         if (launched == cudaSuccess) {
-            cuda_reduce_partials_kernel<D, S, C, NIn>
-                <<<grid_for(p.kept_numel), reduce_partials_block_cuda, 0, stream>>>(combine, p, partials);
+            if (p.tasks >= reduce_partials_wide_tasks)
+                cuda_reduce_partials_kernel<reduce_partials_wide_block_cuda, D, S, C, NIn>
+                    <<<grid_for(p.kept_numel), reduce_partials_wide_block_cuda, 0, stream>>>(combine, p, partials);
+            else
+                cuda_reduce_partials_kernel<reduce_block_cuda, D, S, C, NIn>
+                    <<<grid_for(p.kept_numel), reduce_block_cuda, 0, stream>>>(combine, p, partials);
             launched = cudaGetLastError();
         }
         // Freed whether or not the kernels launched.
