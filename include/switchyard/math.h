@@ -27,9 +27,9 @@
 // clang by default). Float paths use only float arithmetic. Results do not
 // depend on errno or the optimization level, and no function calls libm.
 // The exceptions by design are exp_to, softplus_to and sigmoid_to<Storage>
-// in CUDA device code with 2-byte floating storage: within 2^-16 relative,
-// enough for a result rounded to f16/bf16 (0.53 ulp of those), not for a
-// float (see below).
+// in CUDA device code with 2-byte floating storage, and sigmoid_to of such
+// storage on the host: within 2^-16 relative, enough for a result rounded
+// to f16/bf16 (0.53 ulp of those), not for a float (see below).
 //
 // CUDA device code: exp, expm1, log, log1p and tanh call CUDA's own
 // functions (expf, log1pf, ...: within 2 ulp by NVIDIA's documentation, and
@@ -801,9 +801,10 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noe
 // stored as Storage needs, like softplus_to: exp(x) itself, except in CUDA
 // device code for 2-byte floating storage, where it is the special-function
 // unit's ex2 of x log2(e) (subnormal results kept; ptxas scales them into
-// the unit's range): within 2^-16 relative of exp(x) (x log2(e) rounds with
-// at most 2^-17.5 relative effect on a result that is neither 0 nor inf,
-// the unit errs by about 2^-22), so after rounding to f16 or bf16 within 0.53 ulp
+// the unit's range): within 2^-16 relative of exp(x) (x log2(e) and the
+// rounded log2(e) have together about 2^-17.2 relative effect on a result
+// that is neither 0 nor inf, the unit errs by about 2^-22), so after
+// rounding to f16 or bf16 within 0.53 ulp
 // (tests/cuda/test_cuda.cu checks every f16 and bf16 input), in 5
 // instructions where CUDA's expf takes 8. softmax's exp(x - max) is the
 // case it was made for.
@@ -852,9 +853,10 @@ __device__ __forceinline__ float ex2_keeping_subnormals(float t_plus_24) {
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(t_plus_24));
     return r * 0x1p-24f;
 }
-// exp(-a) for a >= 0 (or NaN) that way: -a log2(e) + 24 rounds once, with
-// at most 2^-18 relative effect on the result while it is not 0 (|t + 24|
-// < 128 there).
+// exp(-a) for a >= 0 (or NaN) that way: -a log2(e) + 24 rounds once
+// (about 2^-18 relative effect on the result while it is not 0: |t + 24| <
+// 128 there), and log2(e) rounded to float adds about 2^-19.5 for a up to
+// 104. Not for exp_to: for x > 72, 2^(t + 24) would overflow.
 __device__ __forceinline__ float exp_of_negative(float a) {
     return ex2_keeping_subnormals(__fmaf_rn(a, -0x1.715476p+0f, 24.0f));
 }
@@ -900,7 +902,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE double softplus_to(double x) noexcept {
 // e = exp(-|x|), without sigmoid's error terms; in CUDA device code e =
 // exp(-|x|) comes from the special-function unit's ex2 and 1 / (1 + e) from
 // its reciprocal: within 2^-16 relative of sigmoid(x) (|x| log2(e) rounds
-// with at most 2^-18 relative effect on e where e is not 0), so after
+// with about 2^-17.9 relative effect on e where e is not 0), so after
 // rounding to f16 or bf16 within 0.53 ulp (tests/cuda/test_cuda.cu checks
 // every f16 and bf16 input). sigmoid's exact division and error terms make
 // half and bfloat16 kernels instruction-bound on the GPU.

@@ -97,14 +97,15 @@ inline constexpr int cuda_values_per_chunk = sizeof(S) <= 16 ? static_cast<int>(
 template <typename S, int L>
 struct cuda_chunk {
     static_assert(sizeof(S) * L == 16, "a chunk is 16 bytes of storage values");
+    // A value narrower than a word as an unsigned integer of its size.
+    using narrow_bits = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
     std::uint32_t w[4];
 
     __device__ __forceinline__ S get(int e) const {
         S value;
         if constexpr (sizeof(S) < 4) {
             constexpr int per_word = 4 / static_cast<int>(sizeof(S));
-            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
-            auto const bits = static_cast<bits_t>(w[e / per_word] >> (8 * sizeof(S) * (e % per_word)));
+            auto const bits = static_cast<narrow_bits>(w[e / per_word] >> (8 * sizeof(S) * (e % per_word)));
             std::memcpy(&value, &bits, sizeof(S));
         } else {
             std::memcpy(&value, &w[e * sizeof(S) / 4], sizeof(S));
@@ -114,8 +115,7 @@ struct cuda_chunk {
     __device__ __forceinline__ void set(int e, S value) {
         if constexpr (sizeof(S) < 4) {
             constexpr int per_word = 4 / static_cast<int>(sizeof(S));
-            using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
-            bits_t bits;
+            narrow_bits bits;
             std::memcpy(&bits, &value, sizeof(S));
             int const shift = static_cast<int>(8 * sizeof(S)) * (e % per_word);
             std::uint32_t const mask = ((std::uint32_t{1} << (8 * sizeof(S))) - 1) << shift;
@@ -147,8 +147,7 @@ __device__ __forceinline__ cuda_chunk<S, L> cuda_load_chunk(S const* p) {
 template <typename S, int L>
 __device__ __forceinline__ cuda_chunk<S, L> cuda_splat_chunk(S v) {
     if constexpr (sizeof(S) < 4) {
-        using bits_t = std::conditional_t<sizeof(S) == 1, std::uint8_t, std::uint16_t>;
-        bits_t bits;
+        typename cuda_chunk<S, L>::narrow_bits bits;
         std::memcpy(&bits, &v, sizeof(S));
         std::uint32_t const word = sizeof(S) == 1 ? bits * 0x01010101u : bits * 0x00010001u;
         return {{word, word, word, word}};
