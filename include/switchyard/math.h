@@ -797,6 +797,14 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noe
 
 // ------------------------------------------------------------------ exp_to --
 
+namespace detail {
+// Whether the _to functions may compute for Storage at reduced precision:
+// 2-byte floating storage (half, bfloat16, c10::Half, ...; not 16-bit
+// integers).
+template <typename Storage>
+inline constexpr bool two_byte_float_storage = sizeof(Storage) == 2 && !std::is_integral_v<Storage>;
+}  // namespace detail
+
 // exp_to<Storage>(x): exp(x) computed as accurately as a result that will be
 // stored as Storage needs, like softplus_to: exp(x) itself, except in CUDA
 // device code for 2-byte floating storage, where it is the special-function
@@ -811,7 +819,7 @@ SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE constexpr double softplus(double x) noe
 template <typename Storage>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float exp_to(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(Storage) == 2 && !std::is_integral_v<Storage>) {
+    if constexpr (detail::two_byte_float_storage<Storage>) {
         float r;
         asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x * 0x1.715476p+0f));
         return r;
@@ -881,7 +889,7 @@ __device__ __forceinline__ float softplus_special_function_unit(float x) {
 template <typename Storage>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float softplus_to(float x) noexcept {
 #if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(Storage) == 2 && !std::is_integral_v<Storage>)
+    if constexpr (detail::two_byte_float_storage<Storage>)
         return detail::softplus_special_function_unit(x);
     else
         return softplus(x);
@@ -922,7 +930,7 @@ __device__ __forceinline__ float sigmoid_special_function_unit(float x) {
 
 template <typename Storage>
 SWITCHYARD_HOST_DEVICE SWITCHYARD_INLINE float sigmoid_to(float x) noexcept {
-    if constexpr (sizeof(Storage) == 2 && !std::is_integral_v<Storage>) {
+    if constexpr (detail::two_byte_float_storage<Storage>) {
 #if defined(__CUDA_ARCH__)
         return detail::sigmoid_special_function_unit(x);
 #else
