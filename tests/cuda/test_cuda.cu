@@ -1113,6 +1113,8 @@ int main() {
         test_transform<dtype::f16>("f16");
         test_transform<dtype::bf16>("bf16");
         test_transform<dtype::i32>("i32");
+        test_transform<dtype::u8>("u8");  // 1- and 8-byte chunks: packed words
+        test_transform<dtype::i64>("i64");
         test_for_each_count_check();
         test_transform_mapped<dtype::f32>("f32");
         test_transform_mapped<dtype::f16>("f16");
@@ -1122,6 +1124,8 @@ int main() {
         test_reduce<dtype::f16>("f16");
         test_reduce<dtype::bf16>("bf16");
         test_reduce<dtype::i32>("i32");
+        test_reduce<dtype::i8>("i8");
+        test_reduce<dtype::i64>("i64");
         test_transform_rows<dtype::f32>("f32");
         test_transform_rows<dtype::f64>("f64");
         test_transform_rows<dtype::f16>("f16");
