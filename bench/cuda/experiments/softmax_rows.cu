@@ -2,8 +2,9 @@
 // example's transform_rows (row max, then the sum of e = exp(x - max) with
 // its values handed to f, then e * (1 / sum)) over [65536, 4096] f32, bf16
 // and f16, as % of the same run's device-to-device copy of x's bytes (x read
-// and out written, as the copy reads and writes them). No torch; build it
-// against two trees to compare a change with its base in one call:
+// and out written, as the copy reads and writes them), and its backward
+// (two inputs). No torch; build it against two trees to compare a change
+// with its base in one call:
 //   nvcc -std=c++20 -O3 --extended-lambda --expt-relaxed-constexpr -arch=sm_90 -Iinclude \
 //       bench/cuda/experiments/softmax_rows.cu -o /tmp/softmax_rows && /tmp/softmax_rows
 #include <switchyard/switchyard.h>
@@ -36,6 +37,17 @@ void run(char const* label, std::int64_t rows, std::int64_t cols) {
     float const ms = median_ms([&] { sy::transform_rows(Tag{}, o, stats, normalized, xr); });
     std::printf("softmax %s [%lld, %lld]: %.1f us, %.1f%% of copy (copy %.1f us)\n", label,
                 static_cast<long long>(rows), static_cast<long long>(cols), ms * 1e3, 100.0 * copy / ms, copy * 1e3);
+    // The example's backward: two inputs (grad, y), 1.5 times the copy's bytes.
+    auto const product = [] SWITCHYARD_HOST_DEVICE(C g, C y) { return g * y; };
+    auto const gradient = [] SWITCHYARD_HOST_DEVICE(C g, C y, C dot) { return y * (g - dot); };
+    void* grad = dev.alloc(n * sizeof(S));
+    cudaMemset(grad, 0, n * sizeof(S));
+    auto const gr = sy::strided_ref::contiguous(grad, D, sy::device_kind::cuda, {rows, cols}, "grad");
+    float const back = median_ms(
+        [&] { sy::transform_rows(Tag{}, o, sy::row_stats(sy::row_stat(sy::sum, product)), gradient, gr, xr); });
+    dev.free(grad);
+    std::printf("softmax backward %s [%lld, %lld]: %.1f us, %.1f%% of copy\n", label, static_cast<long long>(rows),
+                static_cast<long long>(cols), back * 1e3, 150.0 * copy / back);
     dev.free(x);
     dev.free(out);
 }

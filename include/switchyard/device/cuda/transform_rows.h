@@ -1,8 +1,9 @@
 // transform_rows on CUDA: the runner behind switchyard/transform_rows.h,
 // launched on the current stream of the current device.
 //
-// One block of 256 threads per row. Thread t owns the row's 16-byte chunks
-// t, t + 256, ... (a chunk is 16 / sizeof(storage) values), read with one
+// One block per row, of 256 threads (128 for a resident row of 2-byte
+// values: cuda_rows_threads). Thread t owns the row's 16-byte chunks t,
+// t + threads, ... (a chunk is 16 / sizeof(storage) values), read with one
 // 16-byte load per input where every input is contiguous along the row with
 // its row's start 16-byte aligned, or broadcast along it (one value), else
 // value by value at the same positions. A row of up to 4096 values is
@@ -15,7 +16,7 @@
 // compute type, as f receives them; each thread its own, so no barrier),
 // and f's pass reads them there; otherwise f's pass computes them again.
 // Throughput follows the rows in flight per SM, so the kernel's registers
-// are capped to fit as many blocks as a row's values allow, up to six.
+// are capped to fit as many blocks as a row's values allow.
 //
 // A statistic is folded by each thread over its values in order, then
 // across each warp by shuffles, then every thread folds the warps' values in
@@ -49,21 +50,33 @@ namespace switchyard::detail {
 
 // Threads per row (a block), and the storage values per thread and input
 // that a row keeps in registers: rows of up to 4096 values stay resident.
-inline constexpr int cuda_rows_threads = 256;
-inline constexpr int cuda_rows_resident_values = 16;
+// Resident rows of 2-byte types take 128 threads of four chunks each: a
+// row's fixed work (its start, the block folds) spreads over twice the
+// values, and more rows fit in flight per SM. Rows that each pass reads
+// again keep 256 threads, which keep more of their loads in flight.
+inline constexpr int cuda_rows_resident_row = 4096;
+template <typename S, bool Resident>
+inline constexpr int cuda_rows_threads = Resident && sizeof(S) == 2 ? 128 : 256;
+template <typename S, bool Resident>
+inline constexpr int cuda_rows_resident_values = cuda_rows_resident_row / cuda_rows_threads<S, Resident>;
 // Blocks (rows) per SM the kernel's registers must allow: a row's passes
 // wait on its loads and barriers, so throughput follows the rows in flight
-// (docs/benchmarks.md). Six where a row's values leave room, fewer where
-// they need more registers: about cuda_rows_other_registers go to
-// everything but the values, which stay packed as loaded (16 bytes in four
-// registers, whatever the dtype).
-inline constexpr int cuda_rows_other_registers = 28;
+// (docs/benchmarks.md). As many as the registers allow, up to 1536
+// threads: about cuda_rows_other_registers go to everything but the
+// values, which stay packed as loaded (16 bytes in four registers, whatever
+// the dtype); more where a thread unpacks four chunks of 2-byte values.
+template <int Threads>
+inline constexpr int cuda_rows_other_registers = Threads == 256 ? 28 : 40;
 inline constexpr int cuda_registers_per_sm = 65536;
-template <typename S, int NIn>
+template <typename S, int NIn, bool Resident>
 inline constexpr int cuda_rows_min_blocks = [] {
-    int const value_registers = NIn * cuda_rows_resident_values * static_cast<int>(sizeof(S)) / 4;
-    int const blocks = cuda_registers_per_sm / cuda_rows_threads / (cuda_rows_other_registers + value_registers);
-    return blocks < 1 ? 1 : blocks > 6 ? 6 : blocks;
+    constexpr int threads = cuda_rows_threads<S, Resident>;
+    int const value_registers = NIn * (cuda_rows_resident_row / threads) * static_cast<int>(sizeof(S)) / 4;
+    int const registers =
+        (cuda_rows_other_registers<threads> + value_registers + 7) / 8 * 8;  // a warp's come in eights
+    int const blocks = cuda_registers_per_sm / threads / registers;
+    int const most = 1536 / threads;
+    return blocks < 1 ? 1 : blocks > most ? most : blocks;
 }();
 
 // Whether a resident row keeps its with_values() statistics' NV values (in
@@ -73,7 +86,7 @@ inline constexpr int cuda_rows_min_blocks = [] {
 inline constexpr std::size_t cuda_rows_kept_bytes = 32768;
 template <typename C, int NV>
 inline constexpr bool cuda_rows_keeps_values = [] {
-    std::size_t const bytes = sizeof(C) * NV * cuda_rows_resident_values * cuda_rows_threads;
+    std::size_t const bytes = sizeof(C) * NV * cuda_rows_resident_row;
     return NV > 0 && bytes <= cuda_rows_kept_bytes;
 }();
 
@@ -214,11 +227,12 @@ inline constexpr int cuda_rows_values_slot = [] {
 // where cuda_rows_keeps_values allows; else each pass loads the row again
 // and f's pass computes those values again.
 template <dtype D, typename S, typename C, int NIn, bool Resident, typename Stats, typename F>
-__global__ void __launch_bounds__(cuda_rows_threads, (cuda_rows_min_blocks<S, NIn>))
+__global__ void __launch_bounds__((cuda_rows_threads<S, Resident>), (cuda_rows_min_blocks<S, NIn, Resident>))
     cuda_rows_kernel(Stats const stats, F const f, cuda_row_layout<1 + NIn> const p) {
     constexpr int L = cuda_values_per_chunk<S>;
-    constexpr int Threads = cuda_rows_threads;
-    constexpr int Chunks = Resident ? (cuda_rows_resident_values / L > 0 ? cuda_rows_resident_values / L : 1) : 1;
+    constexpr int Threads = cuda_rows_threads<S, Resident>;
+    constexpr int Values = cuda_rows_resident_values<S, Resident>;
+    constexpr int Chunks = Resident ? (Values / L > 0 ? Values / L : 1) : 1;
     constexpr int NS = Stats::count;
     constexpr int NV = Stats::values_count;
     constexpr int Kept = Resident && cuda_rows_keeps_values<C, NV> ? NV : 0;
@@ -329,16 +343,12 @@ void cuda_transform_rows(Stats const& stats, F const& f, row_layout const& layou
     for (int k = 0; k < 1 + NIn; ++k) p.inner[k] = layout.inner[k];
     p.row_size = layout.row_size;
     p.rows = layout.rows;
-    constexpr std::int64_t L = cuda_values_per_chunk<S>;
-    constexpr std::int64_t resident_chunks = cuda_rows_resident_values / L > 0 ? cuda_rows_resident_values / L : 1;
-    constexpr int threads = cuda_rows_threads;
-    auto const grid_for = [](std::int64_t blocks) {
-        return static_cast<unsigned>(blocks < cuda_max_grid ? blocks : cuda_max_grid);
-    };
-    if (layout.row_size <= resident_chunks * L * threads)
-        cuda_rows_kernel<D, S, C, NIn, true, Stats, F><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
+    auto const grid = static_cast<unsigned>(layout.rows < cuda_max_grid ? layout.rows : cuda_max_grid);
+    static_assert(cuda_rows_resident_values<S, true> % cuda_values_per_chunk<S> == 0, "whole chunks per thread");
+    if (layout.row_size <= cuda_rows_resident_row)
+        cuda_rows_kernel<D, S, C, NIn, true, Stats, F><<<grid, cuda_rows_threads<S, true>, 0, stream>>>(stats, f, p);
     else
-        cuda_rows_kernel<D, S, C, NIn, false, Stats, F><<<grid_for(layout.rows), threads, 0, stream>>>(stats, f, p);
+        cuda_rows_kernel<D, S, C, NIn, false, Stats, F><<<grid, cuda_rows_threads<S, false>, 0, stream>>>(stats, f, p);
     cuda_check(cudaGetLastError(), "transform_rows kernel launch", where);
 }
 
