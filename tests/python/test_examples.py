@@ -638,7 +638,9 @@ def test_stable_abi_softplus(tmp_path):
     build = subprocess.run(["bash", str(repo / "examples" / "stable_abi" / "build.sh"), str(library)],
                            capture_output=True, text=True, timeout=900)
     assert build.returncode == 0, build.stdout + build.stderr
-    check = subprocess.run([sys.executable, str(repo / "tests" / "python" / "stable_abi_check.py"), str(library)],
+    # -X faulthandler: a crash prints where (it segfaulted once, under pytest only, on torch 2.11+cu130).
+    check = subprocess.run([sys.executable, "-X", "faulthandler", str(repo / "tests" / "python" / "stable_abi_check.py"),
+                            str(library)],
                            capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "4 dtypes x 5 layouts and the dtype error passed" in check.stdout, check.stdout
