@@ -104,6 +104,54 @@ inline constexpr bool f16c_everywhere = false;
 }
 #endif
 
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
+// bfloat16 <-> float sixteen at a time, for the fused rows. Loads widen
+// straight from memory (g++ loads 32 bytes and extracts halves). Stores round
+// as float_to_bfloat16_bits does (NaN by the float compare, one
+// instruction): g++ vectorizes the scalar rounding into twice as many
+// instructions, which bound cheap bf16 kernels (docs/benchmarks.md).
+[[gnu::target("arch=x86-64-v3")]] inline void bf16_load16_v3(std::uint16_t const* src, float* dst) {
+    for (int j = 0; j < 16; j += 8) {
+        __m256i const wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<__m128i const*>(src + j)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), _mm256_slli_epi32(wide, 16));
+    }
+}
+[[gnu::target("arch=x86-64-v4")]] inline void bf16_load16_v4(std::uint16_t const* src, float* dst) {
+    constexpr __mmask16 all = 0xffff;
+    __m512i const wide = _mm512_maskz_cvtepu16_epi32(all, _mm256_loadu_si256(reinterpret_cast<__m256i const*>(src)));
+    _mm512_storeu_si512(dst, _mm512_maskz_slli_epi32(all, wide, 16));
+}
+[[gnu::target("arch=x86-64-v3")]] inline __m256i bf16_round8_v3(__m256 v) {
+    __m256i const bits = _mm256_castps_si256(v);
+    __m256i const high = _mm256_srli_epi32(bits, 16);
+    __m256i const lsb = _mm256_and_si256(high, _mm256_set1_epi32(1));
+    __m256i const rounded =
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+    __m256i const nan = _mm256_or_si256(high, _mm256_set1_epi32(0x0040));
+    return _mm256_blendv_epi8(rounded, nan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+[[gnu::target("arch=x86-64-v3")]] inline void bf16_store16_v3(float const* src, std::uint16_t* dst) {
+    // packus interleaves the 128-bit halves of its operands; the permute
+    // puts the sixteen back in order.
+    __m256i const packed =
+        _mm256_packus_epi32(bf16_round8_v3(_mm256_loadu_ps(src)), bf16_round8_v3(_mm256_loadu_ps(src + 8)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_permute4x64_epi64(packed, 0xD8));
+}
+// (maskz forms with every lane set, as for f16 above.)
+[[gnu::target("arch=x86-64-v4")]] inline void bf16_store16_v4(float const* src, std::uint16_t* dst) {
+    constexpr __mmask16 all = 0xffff;
+    __m512 const v = _mm512_loadu_ps(src);
+    __m512i const bits = _mm512_castps_si512(v);
+    __m512i const high = _mm512_maskz_srli_epi32(all, bits, 16);
+    __m512i const lsb = _mm512_and_si512(high, _mm512_set1_epi32(1));
+    __m512i const rounded =
+        _mm512_maskz_srli_epi32(all, _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+    __mmask16 const is_nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    __m512i const result = _mm512_mask_or_epi32(rounded, is_nan, high, _mm512_set1_epi32(0x0040));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm512_maskz_cvtepi32_epi16(all, result));
+}
+#endif
+
 struct f16_converters {
     f16_load_fn load;
     f16_store_fn store;
@@ -163,6 +211,16 @@ SWITCHYARD_INLINE S store_value(C const& c) noexcept {
         return static_cast<S>(c);
 }
 
+// bf16 storage computed as float, rounded by bf16_store16_v3/_v4 in a row
+// built for level I.
+template <cpu_isa I, dtype D, typename S, typename C>
+inline constexpr bool is_bf16_as_float_vectorized =
+#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
+    I != cpu_isa::baseline&& D == dtype::bf16 && sizeof(S) == 2 && std::is_same_v<C, float>;
+#else
+    false;
+#endif
+
 // Whether a row built for level I converts W lanes in registers
 // (load_lanes/store_lanes): always, but for f16 only where F16C is known at
 // compile time.
@@ -200,6 +258,15 @@ SWITCHYARD_INLINE void load_lanes(S const* src, C* dst) {
             if constexpr (I == cpu_isa::baseline) f16c_load16(bits, dst + j);
 #endif
         }
+    } else if constexpr (is_bf16_as_float_vectorized<I, D, S, C>) {
+        static_assert(W % 16 == 0);
+        for (int j = 0; j < W; j += 16) {
+            auto const* bits = reinterpret_cast<std::uint16_t const*>(src + j);
+            if constexpr (I == cpu_isa::x86_64_v4)
+                bf16_load16_v4(bits, dst + j);
+            else
+                bf16_load16_v3(bits, dst + j);
+        }
     } else {
         for (int j = 0; j < W; ++j) dst[j] = load_value<D, C>(src[j]);
     }
@@ -218,6 +285,15 @@ SWITCHYARD_INLINE void store_lanes(C const* src, S* dst) {
 #if defined(SWITCHYARD_HAS_F16C_PATH) && defined(__F16C__) && !defined(SWITCHYARD_NO_F16C)
             if constexpr (I == cpu_isa::baseline) f16c_store16(src + j, bits);
 #endif
+        }
+    } else if constexpr (is_bf16_as_float_vectorized<I, D, S, C>) {
+        static_assert(W % 16 == 0);
+        for (int j = 0; j < W; j += 16) {
+            auto* bits = reinterpret_cast<std::uint16_t*>(dst + j);
+            if constexpr (I == cpu_isa::x86_64_v4)
+                bf16_store16_v4(src + j, bits);
+            else
+                bf16_store16_v3(src + j, bits);
         }
     } else {
         for (int j = 0; j < W; ++j) dst[j] = store_value<D, S>(src[j]);
