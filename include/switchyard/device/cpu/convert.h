@@ -212,14 +212,15 @@ SWITCHYARD_INLINE S store_value(C const& c) noexcept {
         return static_cast<S>(c);
 }
 
-// bf16 storage computed as float, rounded by bf16_store16_v3/_v4 in a row
-// built for level I.
-template <cpu_isa I, dtype D, typename S, typename C>
-inline constexpr bool is_bf16_as_float_vectorized =
+// bf16 storage computed as float, converted by bf16_load16/store16_v3/_v4
+// in a row built for level I.
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS)
-    I != cpu_isa::baseline&& D == dtype::bf16 && sizeof(S) == 2 && std::is_same_v<C, float>;
+template <cpu_isa I, dtype D, typename S, typename C>
+inline constexpr bool is_bf16_as_float_vectorized = (I != cpu_isa::baseline) && D == dtype::bf16 &&
+                                                    sizeof(S) == 2 && std::is_same_v<C, float>;
 #else
-    false;
+template <cpu_isa I, dtype D, typename S, typename C>
+inline constexpr bool is_bf16_as_float_vectorized = false;
 #endif
 
 // Whether a row built for level I converts W lanes in registers
