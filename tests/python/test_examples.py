@@ -638,6 +638,10 @@ def test_stable_abi_softplus(tmp_path):
     build = subprocess.run(["bash", str(repo / "examples" / "stable_abi" / "build.sh"), str(library)],
                            capture_output=True, text=True, timeout=900)
     assert build.returncode == 0, build.stdout + build.stderr
+    # The C++ runtime comes from PyTorch's process, not a static copy inside
+    # the library (a compiler without libstdc++.so once gave one that crashed).
+    needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
+    assert "[libstdc++.so" in needed, needed
     # -X faulthandler: a crash prints where (it segfaulted once, under pytest only, on torch 2.11+cu130).
     check = subprocess.run([sys.executable, "-X", "faulthandler", str(repo / "tests" / "python" / "stable_abi_check.py"),
                             str(library)],
