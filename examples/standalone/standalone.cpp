@@ -1,6 +1,6 @@
 // switchyard without PyTorch: softplus over raw buffers (softplus_op.h: one
-// scalar function, one tag-constrained impl, a sparse dispatch table), views
-// over plain memory and for_each on the CPU thread pool.
+// scalar function, one tag-constrained impl on transform, a sparse dispatch
+// table), strided_refs over plain memory, run on the CPU thread pool.
 #include <switchyard/switchyard.h>
 
 #include "softplus_op.h"
@@ -20,7 +20,7 @@ int main() {
     auto const xt = sy::strided_ref::make(x.data(), sy::dtype::f32, sy::device_kind::cpu, {4, 3}, {1, 4}, "x.T");
     auto const yr = sy::strided_ref::contiguous(y.data(), sy::dtype::f32, sy::device_kind::cpu, {4, 3}, "y");
 
-    softplus(xt, yr);  // transposed input, row-major output: the strided path
+    softplus(xt, yr);  // transposed input, row-major output: each read by its own strides
     std::printf("softplus(x.T), f32:\n");
     for (int r = 0; r < 4; ++r) std::printf("  %8.5f %8.5f %8.5f\n", y[r * 3], y[r * 3 + 1], y[r * 3 + 2]);
 
