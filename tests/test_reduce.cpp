@@ -785,7 +785,7 @@ TEST_CASE("transform_reduce: errors name the argument and what is allowed", "[re
                        tag{}, out3, sy::dims{1}, sy::sum, [](float a, float b) { return a * b; }, x, y);
                }),
                StartsWith("transform_reduce: input 'y' has shape [5], which does not broadcast with input 'x' of "
-                          "shape [3, 4] (size 5 against 4)"));
+                          "shape [3, 4] (size 5 against 4 in dimension 1 of the broadcast inputs)"));
     auto const empty = sy::strided_ref::contiguous(xb.data(), f32, sy::device_kind::cpu, {3, 0}, "x");
     CHECK_THAT(msg([&] { sy::reduce(tag{}, out3, sy::dims{1}, sy::amax, empty); }),
                Contains("amax over zero elements (dims [1] of the input shape [3, 0]) has no identity"));

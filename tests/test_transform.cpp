@@ -435,7 +435,14 @@ TEST_CASE("transform rejects bad operands, naming them", "[transform]") {
         [&] {
             sy::transform(Tag{}, f32(a, {4, 16}, "out"), add, f32(b, {4, 16}, "x"), f32(b, {3}, "y"));
         },
-        "transform: input 'y' has shape [3], which does not broadcast to the output shape [4, 16]");
+        "transform: input 'y' has shape [3], which does not broadcast to the output shape [4, 16] (size 3 "
+        "against 16 in dimension 1 of the output)");
+    fails_with(
+        [&] {
+            sy::transform(Tag{}, f32(a, {2, 4, 8}, "out"), add, f32(b, {2, 4, 8}, "x"), f32(b, {3, 1}, "y"));
+        },
+        "input 'y' has shape [3, 1], which does not broadcast to the output shape [2, 4, 8] (size 3 against 4 in "
+        "dimension 1 of the output)");
     fails_with(
         [&] {
             sy::transform(Tag{}, f32(a, {16}, "out"), add, f32(b, {4, 16}, "x"), f32(b, {16}, "y"));

@@ -92,9 +92,9 @@ inline strided_ref broadcast_to(char const* op, strided_ref const& in, strided_r
             e.strides[d] = 0;
         } else {
             layout_fail(op, "input " + ref_label(in.name) + " has shape " + shape_string(in) +
-                                ", which does not broadcast to the output shape " + shape_string(shape) +
-                                " (dimension " + std::to_string(src) + " has size " + std::to_string(size) +
-                                "; broadcasting needs " + std::to_string(shape.sizes[d]) + " or 1)");
+                                ", which does not broadcast to the output shape " + shape_string(shape) + " (size " +
+                                std::to_string(size) + " against " + std::to_string(shape.sizes[d]) + " in dimension " +
+                                std::to_string(d) + " of the output)");
         }
     }
     return e;

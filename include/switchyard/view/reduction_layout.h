@@ -135,7 +135,8 @@ inline strided_ref broadcast_inputs_shape(char const* op, strided_ref const* ins
                                     ", which does not broadcast with input " +
                                     ref_label(ins[decided_by[lead + d]].name) + " of shape " +
                                     shape_string(ins[decided_by[lead + d]]) + " (size " + std::to_string(size) +
-                                    " against " + std::to_string(into) + ")");
+                                    " against " + std::to_string(into) + " in dimension " + std::to_string(lead + d) +
+                                    " of the broadcast inputs)");
             into = size;
             decided_by[lead + d] = k;
         }
