@@ -19,6 +19,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -741,4 +742,57 @@ TEST_CASE("outputs stream when they total at least SWITCHYARD_STREAM_STORE_BYTES
 #else
     CHECK_FALSE(streams);
 #endif
+}
+
+namespace coverage_test {
+
+struct negate_op {
+    template <typename Tag>
+    static void op(Tag tag, sy::strided_ref const& out, sy::strided_ref const& x) {
+        using C = sy::compute_t<Tag>;
+        sy::transform(
+            tag, out, [](C v) { return -v; }, x);
+    }
+    using space = sy::axes<sy::full_device_axis, sy::float_dtype_axis>;
+    using subspaces = sy::transform_coverage<sy::float_dtype_axis>;
+    using dispatcher = sy::dispatch_table<space, void(sy::strided_ref const&, sy::strided_ref const&)>;
+};
+
+}  // namespace coverage_test
+
+TEST_CASE("transform_coverage: the devices this build runs transform on, each with the dtypes it stores",
+          "[transform]") {
+    using sy::device_kind;
+    using sy::dtype;
+    // This file is compiled by a host compiler without the WebGPU or Metal targets.
+    static_assert(sy::transform_runs_on(device_kind::cpu));
+    static_assert(!sy::transform_runs_on(device_kind::cuda) && !sy::transform_runs_on(device_kind::webgpu) &&
+                  !sy::transform_runs_on(device_kind::metal));
+    static_assert(std::is_same_v<sy::transform_coverage<sy::float_dtype_axis>,
+                                 sy::coverage<sy::axes<sy::axis<device_kind::cpu>, sy::float_dtype_axis>>>);
+    // What each device stores, as shader views check it when they are built.
+    using sy::shader::device_stores_dtype;
+    static_assert(
+        std::is_same_v<sy::detail::axis_where<sy::float_dtype_axis, &device_stores_dtype<device_kind::webgpu>>::type,
+                       sy::axis<dtype::f16, dtype::f32>>);
+    static_assert(
+        std::is_same_v<sy::detail::axis_where<sy::float_dtype_axis, &device_stores_dtype<device_kind::metal>>::type,
+                       sy::axis<dtype::f16, dtype::bf16, dtype::f32>>);
+    static_assert(
+        std::is_same_v<sy::detail::axis_where<sy::full_dtype_axis, &device_stores_dtype<device_kind::cuda>>::type,
+                       sy::full_dtype_axis>);
+    static_assert(
+        std::is_same_v<sy::detail::axis_where<sy::integer_dtype_axis, &device_stores_dtype<device_kind::webgpu>>::type,
+                       sy::axis<dtype::i32>>);
+    static_assert(
+        sy::detail::axis_where<sy::axis<dtype::f64, dtype::i64>, &device_stores_dtype<device_kind::metal>>::size == 0);
+
+    auto const table = sy::dispatch_table_from_op<coverage_test::negate_op>("negate");
+    std::vector<float> x = {1.5f, -2.0f}, out(2);
+    auto const xr = sy::strided_ref::contiguous(x.data(), dtype::f32, device_kind::cpu, {2}, "x");
+    auto const outr = sy::strided_ref::contiguous(out.data(), dtype::f32, device_kind::cpu, {2}, "out");
+    table.select(sy::dispatch_set{device_kind::cpu, dtype::f32})(outr, xr);
+    CHECK(out == std::vector<float>{-1.5f, 2.0f});
+    CHECK_THROWS_AS(table.select(sy::dispatch_set{device_kind::webgpu, dtype::f32}), sy::dispatch_lookup_error);
+    CHECK_THROWS_AS(table.select(sy::dispatch_set{device_kind::cuda, dtype::f64}), sy::dispatch_lookup_error);
 }

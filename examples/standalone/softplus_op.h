@@ -27,23 +27,10 @@ struct softplus_op {
             tag, y, [=] SWITCHYARD_HOST_DEVICE(C v) { return softplus(v, b, t); }, x);
     }
 
+    // Every device this build runs transform on (CPU; CUDA under nvcc;
+    // WebGPU with switchyard::webgpu), each with the float dtypes it stores.
     using space = sy::axes<sy::full_device_axis, sy::float_dtype_axis>;
-    using cpu_points = sy::axes<sy::axis<sy::device_kind::cpu>, sy::float_dtype_axis>;
-#if defined(__CUDACC__)
-    using cuda_points = sy::axes<sy::axis<sy::device_kind::cuda>, sy::float_dtype_axis>;
-#endif
-#if defined(SWITCHYARD_HAS_WEBGPU_TRANSFORM)
-    using webgpu_points = sy::axes<sy::axis<sy::device_kind::webgpu>, sy::axis<sy::dtype::f16, sy::dtype::f32>>;
-#endif
-#if defined(__CUDACC__) && defined(SWITCHYARD_HAS_WEBGPU_TRANSFORM)
-    using subspaces = sy::coverage<cpu_points, cuda_points, webgpu_points>;
-#elif defined(__CUDACC__)
-    using subspaces = sy::coverage<cpu_points, cuda_points>;
-#elif defined(SWITCHYARD_HAS_WEBGPU_TRANSFORM)
-    using subspaces = sy::coverage<cpu_points, webgpu_points>;
-#else
-    using subspaces = sy::coverage<cpu_points>;
-#endif
+    using subspaces = sy::transform_coverage<sy::float_dtype_axis>;
     using dispatcher = sy::dispatch_table<space, void(sy::strided_ref const&, sy::strided_ref const&, double, double)>;
 };
 

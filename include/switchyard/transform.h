@@ -57,6 +57,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "switchyard/core/axes.h"
 #include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/core/results.h"
@@ -65,6 +66,7 @@
 #include "switchyard/device_array.h"
 #include "switchyard/device/cpu/transform.h"
 #include "switchyard/kernel_types.h"
+#include "switchyard/shader/trace.h"
 #include "switchyard/view/elementwise_layout.h"
 #include "switchyard/view/strided_ref.h"
 #if defined(__CUDACC__)
@@ -194,6 +196,52 @@ void run_transform(Tag tag, strided_ref const (&outs)[NOut], F const& f, strided
 }
 
 }  // namespace detail
+
+// Whether this build runs transform on device d: the CPU always, CUDA where
+// nvcc compiles this file, WebGPU and Metal where SWITCHYARD_WITH_WEBGPU or
+// SWITCHYARD_WITH_METAL is defined (their CMake targets define it).
+constexpr bool transform_runs_on(device_kind d) noexcept {
+    switch (d) {
+        case device_kind::cpu: return true;
+#if defined(__CUDACC__)
+        case device_kind::cuda: return true;
+#endif
+#if defined(SWITCHYARD_HAS_WEBGPU_TRANSFORM)
+        case device_kind::webgpu: return true;
+#endif
+#if defined(SWITCHYARD_HAS_METAL_TRANSFORM)
+        case device_kind::metal: return true;
+#endif
+        default: return false;
+    }
+}
+
+namespace detail {
+
+// Device D's entry of transform_coverage: D with the dtypes of DtypeAxis it
+// stores, if this build runs transform there and any are left.
+template <device_kind D, typename DtypeAxis>
+using transform_points =
+    maybe<transform_runs_on(D) && axis_where<DtypeAxis, &shader::device_stores_dtype<D>>::size != 0,
+          axes<axis<D>, typename axis_where<DtypeAxis, &shader::device_stores_dtype<D>>::type>>;
+
+}  // namespace detail
+
+// An op table's coverage for an op written on transform: every device this
+// build runs transform on, each with the dtypes of DtypeAxis it stores
+// (shader devices: no 64-bit or 8/16-bit integer types; WebGPU no bf16), so
+// one op file serves every build without an #if per device:
+//
+//     using space = sy::axes<sy::full_device_axis, sy::float_dtype_axis>;
+//     using subspaces = sy::transform_coverage<sy::float_dtype_axis>;
+//
+// A device or dtype left out is a dispatch_lookup_error naming it when looked up.
+template <typename DtypeAxis>
+using transform_coverage =
+    typename decltype((detail::coverage_list<>{} + detail::transform_points<device_kind::cpu, DtypeAxis>{} +
+                       detail::transform_points<device_kind::cuda, DtypeAxis>{} +
+                       detail::transform_points<device_kind::webgpu, DtypeAxis>{} +
+                       detail::transform_points<device_kind::metal, DtypeAxis>{}))::type;
 
 template <typename... T>
 output_list<sizeof...(T)> outputs(T const&... out) {

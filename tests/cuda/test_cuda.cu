@@ -187,6 +187,12 @@ static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, test_dtype_
 static_assert(sy::detail::cuda_per_thread<sy::tag<device_kind::cuda, test_dtype_enum::complex64>>() ==
               sy::detail::cuda_tile_per_thread);
 
+// Under nvcc, an op's transform_coverage includes CUDA with every dtype it names.
+static_assert(sy::transform_runs_on(device_kind::cuda));
+static_assert(std::is_same_v<sy::transform_coverage<sy::float_dtype_axis>,
+                             sy::coverage<sy::axes<sy::axis<device_kind::cpu>, sy::float_dtype_axis>,
+                                          sy::axes<sy::axis<device_kind::cuda>, sy::float_dtype_axis>>>);
+
 void test_block_sizes_and_streams() {
     sy::cuda_device dev{0};
     std::int64_t const n = 100003;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sy = switchyard;
@@ -141,4 +142,13 @@ TEST_CASE("webgpu transform refuses more operands than a shader stage binds", "[
             sy::transform(Tag{}, out.gpu, sum, in[0]->gpu, in[1]->gpu, in[2]->gpu, in[3]->gpu, in[4]->gpu, in[5]->gpu,
                           in[6]->gpu, in[7]->gpu, in[8]->gpu, in[9]->gpu, in[10]->gpu, in[11]->gpu),
             Catch::Contains("storage buffers; the adapter allows"));
+}
+
+TEST_CASE("transform_coverage adds WebGPU with the float dtypes it stores", "[webgpu][transform]") {
+    static_assert(sy::transform_runs_on(device_kind::webgpu));
+    static_assert(
+        std::is_same_v<sy::transform_coverage<sy::float_dtype_axis>,
+                       sy::coverage<sy::axes<sy::axis<device_kind::cpu>, sy::float_dtype_axis>,
+                                    sy::axes<sy::axis<device_kind::webgpu>, sy::axis<dtype::f16, dtype::f32>>>>);
+    SUCCEED("checked at compile time");
 }

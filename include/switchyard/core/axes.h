@@ -129,6 +129,45 @@ struct coverage {};
 
 namespace detail {
 
+// A coverage built one entry at a time, so that a device adds one entry
+// instead of doubling an #if ladder: coverage_list<S...> + maybe<On, P>
+// appends P when On. Declarations only, evaluated in decltype: one fold, no
+// recursion.
+template <bool On, typename P>
+struct maybe {};
+template <typename... S>
+struct coverage_list {
+    using type = coverage<S...>;
+};
+template <typename... S, typename P>
+coverage_list<S..., P> operator+(coverage_list<S...>, maybe<true, P>);
+template <typename... S, typename P>
+coverage_list<S...> operator+(coverage_list<S...>, maybe<false, P>);
+
+// The values of an axis for which Keep(v) holds, the same way: axis_where<
+// Ax, Keep>::type is an axis of them (named, never instantiated, when none
+// is kept: check ::size first).
+template <bool On, auto V>
+struct maybe_value {};
+template <auto... V>
+struct kept_values {
+    static constexpr std::size_t size = sizeof...(V);
+    using type = axis<V...>;
+};
+template <auto... V, auto W>
+kept_values<V..., W> operator+(kept_values<V...>, maybe_value<true, W>);
+template <auto... V, auto W>
+kept_values<V...> operator+(kept_values<V...>, maybe_value<false, W>);
+
+template <typename Ax, auto Keep>
+struct axis_where;
+template <auto... V, auto Keep>
+struct axis_where<axis<V...>, Keep> : decltype((kept_values<>{} + ... + maybe_value<Keep(V), V>{})) {};
+
+}  // namespace detail
+
+namespace detail {
+
 // A single point is the subspace with one value per axis.
 template <typename Sub>
 struct as_subspace {

@@ -138,29 +138,13 @@ constexpr bool lazy_runs_on(device_kind d) noexcept {
     }
 }
 
-// The dtypes chains run in on device D: shader devices have no f64, and
-// WebGPU no bf16.
+// The dtypes chains run in on device D: the float dtypes it stores
+// (shader devices have no f64, and WebGPU no bf16).
 template <device_kind D>
-using lazy_dtypes = std::conditional_t<
-    D == device_kind::metal, axis<dtype::f16, dtype::bf16, dtype::f32>,
-    std::conditional_t<shader::is_shader_device_v<D>, axis<dtype::f16, dtype::f32>, float_dtype_axis>>;
+using lazy_dtypes = typename axis_where<float_dtype_axis, &shader::device_stores_dtype<D>>::type;
 
-// A dispatch coverage built one device at a time, so that a device adds one
-// entry instead of doubling an #if ladder: coverage_list<S...> + maybe<On, P>
-// appends P when On. Declarations only, evaluated in decltype: one fold, no
-// recursion.
-template <bool On, typename P>
-struct maybe {};
-template <typename... S>
-struct coverage_list {
-    using type = coverage<S...>;
-};
-template <typename... S, typename P>
-coverage_list<S..., P> operator+(coverage_list<S...>, maybe<true, P>);
-template <typename... S, typename P>
-coverage_list<S...> operator+(coverage_list<S...>, maybe<false, P>);
-
-// The points of devices D... where runs_on(d) holds.
+// The points of devices D... where runs_on(d) holds (coverage_list:
+// core/axes.h).
 template <bool (*RunsOn)(device_kind) noexcept, device_kind... D>
 using lazy_coverage =
     typename decltype((coverage_list<>{} + ... + maybe<RunsOn(D), axes<axis<D>, lazy_dtypes<D>>>{}))::type;

@@ -23,6 +23,7 @@
 
 #include "switchyard/core/config.h"
 #include "switchyard/core/bfloat16.h"
+#include "switchyard/core/dtype.h"
 #include "switchyard/core/enums.h"
 #include "switchyard/core/half.h"
 
@@ -40,6 +41,22 @@ public:
 template <auto Device>
 inline constexpr bool is_shader_device_v =
     core_device_v<Device> == device_kind::webgpu || core_device_v<Device> == device_kind::metal;
+
+// Whether shader device d keeps dtype t in its buffers: f32, i32 and f16
+// (f16 where the adapter has shader-f16, checked when a kernel runs), and
+// bf16 on Metal only. Shading languages have no 64-bit types, WGSL no bf16,
+// and neither 8/16-bit integer or bool storage.
+constexpr bool stores_dtype(device_kind d, dtype t) noexcept {
+    return t == dtype::f32 || t == dtype::i32 || t == dtype::f16 || (t == dtype::bf16 && d == device_kind::metal);
+}
+
+// Whether device D keeps dtype t in its buffers, for any device (the CPU
+// and CUDA keep every dtype): a function of the dtype alone, for
+// core/axes.h's axis_where.
+template <device_kind D>
+constexpr bool device_stores_dtype(dtype t) noexcept {
+    return !(D == device_kind::webgpu || D == device_kind::metal) || stores_dtype(D, t);
+}
 
 // The scalar types shader code has (bf16 only in MSL). Everything else (f64,
 // 64-bit and 8/16-bit integers) is `unsupported` and refused when a trace

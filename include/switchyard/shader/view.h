@@ -43,9 +43,7 @@ view_layout make_view_layout(strided_ref const& ref, strided_ref const& laid_out
     auto fail = [&](std::string const& what) {
         throw std::invalid_argument(std::string(view) + ": " + switchyard::detail::ref_label(ref.name) + " " + what);
     };
-    constexpr scalar stored = scalar_of<Element>;
-    if (stored == scalar::unsupported || stored == scalar::boolean || stored == scalar::u32 ||
-        (stored == scalar::bf16 && ref.device != device_kind::metal))
+    if (!stores_dtype(ref.device, ref.type))
         fail("has dtype " + std::string(to_string(ref.type)) + ", which " + std::string(to_string(ref.device)) +
              " does not support: shader languages have no 64-bit floats or integers, or 8/16-bit or bool storage, "
              "and WGSL no bf16 (supported: f32, i32, f16 where the adapter has shader-f16, and bf16 on Metal)");
