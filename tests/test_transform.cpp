@@ -693,9 +693,9 @@ void check_every_bit_pattern(sy::detail::cpu_isa level) {
     std::int64_t const inner[2] = {1, 1};
     float const* const ready[1] = {nullptr};
     row(f, ptr, inner, ready, 65536, false);
+    constexpr bool f16 = D == sy::dtype::f16;
     int differ = 0;
     for (std::size_t i = 0; i < bits.size(); ++i) {
-        bool const f16 = D == sy::dtype::f16;
         float const in = f16 ? sy::detail::half_bits_to_float(bits[i]) : sy::detail::bfloat16_bits_to_float(bits[i]);
         float const product = in * 1.3f;
         std::uint16_t const expected =
