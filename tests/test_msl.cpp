@@ -105,6 +105,15 @@ double worst_ulps(std::vector<float> const& x, F const& f, std::uint32_t lanes =
 
 }  // namespace
 
+TEST_CASE("transform_coverage adds Metal with the float dtypes it stores", "[msl]") {
+    static_assert(sy::transform_runs_on(device_kind::metal));
+    static_assert(std::is_same_v<
+                  sy::transform_coverage<sy::float_dtype_axis>,
+                  sy::coverage<sy::axes<sy::axis<device_kind::cpu>, sy::float_dtype_axis>,
+                               sy::axes<sy::axis<device_kind::metal>, sy::axis<dtype::f16, dtype::bf16, dtype::f32>>>>);
+    SUCCEED("checked at compile time");
+}
+
 TEST_CASE("msl: every math function agrees with switchyard/math.h", "[msl][math]") {
     std::vector<float> wide, positive, unit;
     for (int k = -4000; k <= 4000; ++k) wide.push_back(static_cast<float>(k) * 0.02173f);

@@ -786,6 +786,13 @@ TEST_CASE("transform_coverage: the devices this build runs transform on, each wi
                        sy::axis<dtype::i32>>);
     static_assert(
         sy::detail::axis_where<sy::axis<dtype::f64, dtype::i64>, &device_stores_dtype<device_kind::metal>>::size == 0);
+    // An axis no shader device stores leaves the CPU alone (a regression: an
+    // empty shader entry once failed to compile in every build).
+    static_assert(std::is_same_v<sy::transform_coverage<sy::axis<dtype::f64>>,
+                                 sy::coverage<sy::axes<sy::axis<device_kind::cpu>, sy::axis<dtype::f64>>>>);
+    static_assert(
+        std::is_same_v<sy::transform_coverage<sy::axis<dtype::boolean, dtype::i64>>,
+                       sy::coverage<sy::axes<sy::axis<device_kind::cpu>, sy::axis<dtype::boolean, dtype::i64>>>>);
 
     auto const table = sy::dispatch_table_from_op<coverage_test::negate_op>("negate");
     std::vector<float> x = {1.5f, -2.0f}, out(2);

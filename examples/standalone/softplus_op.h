@@ -28,7 +28,8 @@ struct softplus_op {
     }
 
     // Every device this build runs transform on (CPU; CUDA under nvcc;
-    // WebGPU with switchyard::webgpu), each with the float dtypes it stores.
+    // WebGPU or Metal with switchyard::webgpu or switchyard::metal), each
+    // with the float dtypes it stores.
     using space = sy::axes<sy::full_device_axis, sy::float_dtype_axis>;
     using subspaces = sy::transform_coverage<sy::float_dtype_axis>;
     using dispatcher = sy::dispatch_table<space, void(sy::strided_ref const&, sy::strided_ref const&, double, double)>;

@@ -219,11 +219,13 @@ constexpr bool transform_runs_on(device_kind d) noexcept {
 namespace detail {
 
 // Device D's entry of transform_coverage: D with the dtypes of DtypeAxis it
-// stores, if this build runs transform there and any are left.
+// stores, if this build runs transform there and any are left. An entry
+// left out is maybe<false, void>: an empty axes<> as its argument would be
+// instantiated by the lookup of operator+, and axis<> is an error.
+template <device_kind D, typename Stored, bool On = transform_runs_on(D) && Stored::size != 0>
+using transform_entry = maybe<On, std::conditional_t<On, axes<axis<D>, typename Stored::type>, void>>;
 template <device_kind D, typename DtypeAxis>
-using transform_points =
-    maybe<transform_runs_on(D) && axis_where<DtypeAxis, &shader::device_stores_dtype<D>>::size != 0,
-          axes<axis<D>, typename axis_where<DtypeAxis, &shader::device_stores_dtype<D>>::type>>;
+using transform_points = transform_entry<D, axis_where<DtypeAxis, &shader::device_stores_dtype<D>>>;
 
 }  // namespace detail
 

@@ -145,8 +145,9 @@ template <typename... S, typename P>
 coverage_list<S...> operator+(coverage_list<S...>, maybe<false, P>);
 
 // The values of an axis for which Keep(v) holds, the same way: axis_where<
-// Ax, Keep>::type is an axis of them (named, never instantiated, when none
-// is kept: check ::size first).
+// Ax, Keep>::type is an axis of them. When none is kept it is axis<>, which
+// is an error once instantiated: check ::size first, and keep it out of
+// template arguments that lookup may instantiate (a maybe<false, ...>).
 template <bool On, auto V>
 struct maybe_value {};
 template <auto... V>
@@ -163,10 +164,6 @@ template <typename Ax, auto Keep>
 struct axis_where;
 template <auto... V, auto Keep>
 struct axis_where<axis<V...>, Keep> : decltype((kept_values<>{} + ... + maybe_value<Keep(V), V>{})) {};
-
-}  // namespace detail
-
-namespace detail {
 
 // A single point is the subspace with one value per axis.
 template <typename Sub>

@@ -45,7 +45,7 @@ inline constexpr bool is_shader_device_v =
 // Whether shader device d keeps dtype t in its buffers: f32, i32 and f16
 // (f16 where the adapter has shader-f16, checked when a kernel runs), and
 // bf16 on Metal only. Shading languages have no 64-bit types, WGSL no bf16,
-// and neither 8/16-bit integer or bool storage.
+// and neither has 8/16-bit integer or bool storage.
 constexpr bool stores_dtype(device_kind d, dtype t) noexcept {
     return t == dtype::f32 || t == dtype::i32 || t == dtype::f16 || (t == dtype::bf16 && d == device_kind::metal);
 }
@@ -55,7 +55,7 @@ constexpr bool stores_dtype(device_kind d, dtype t) noexcept {
 // core/axes.h's axis_where.
 template <device_kind D>
 constexpr bool device_stores_dtype(dtype t) noexcept {
-    return !(D == device_kind::webgpu || D == device_kind::metal) || stores_dtype(D, t);
+    return !is_shader_device_v<D> || stores_dtype(D, t);
 }
 
 // The scalar types shader code has (bf16 only in MSL). Everything else (f64,

@@ -43,7 +43,9 @@ view_layout make_view_layout(strided_ref const& ref, strided_ref const& laid_out
     auto fail = [&](std::string const& what) {
         throw std::invalid_argument(std::string(view) + ": " + switchyard::detail::ref_label(ref.name) + " " + what);
     };
-    if (!stores_dtype(ref.device, ref.type))
+    // Both: the dtype the device stores, and a storage type the tracer knows
+    // (a dtype enum other than the core's may store f16 as its own type).
+    if (!stores_dtype(ref.device, ref.type) || scalar_of<Element> == scalar::unsupported)
         fail("has dtype " + std::string(to_string(ref.type)) + ", which " + std::string(to_string(ref.device)) +
              " does not support: shader languages have no 64-bit floats or integers, or 8/16-bit or bool storage, "
              "and WGSL no bf16 (supported: f32, i32, f16 where the adapter has shader-f16, and bf16 on Metal)");

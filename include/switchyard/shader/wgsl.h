@@ -519,7 +519,6 @@ inline wgsl_program emit_wgsl(trace const& t, std::uint32_t lanes = 1) {
     return program;
 }
 
-
 namespace detail {
 
 // A function computing node `result` of a trace whose inputs are op::arg
