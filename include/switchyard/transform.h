@@ -218,14 +218,23 @@ constexpr bool transform_runs_on(device_kind d) noexcept {
 
 namespace detail {
 
-// Device D's entry of transform_coverage: D with the dtypes of DtypeAxis it
-// stores, if this build runs transform there and any are left. An entry
-// left out is maybe<false, void>: an empty axes<> as its argument would be
-// instantiated by the lookup of operator+, and axis<> is an error.
-template <device_kind D, typename Stored, bool On = transform_runs_on(D) && Stored::size != 0>
-using transform_entry = maybe<On, std::conditional_t<On, axes<axis<D>, typename Stored::type>, void>>;
-template <device_kind D, typename DtypeAxis>
-using transform_points = transform_entry<D, axis_where<DtypeAxis, &shader::device_stores_dtype<D>>>;
+// Device D's entry of a coverage: D with the dtypes of DtypeAxis it stores,
+// if RunsOn(D) holds and any dtypes are left. An entry left out is
+// maybe<false, void>: an empty axes<> as its argument would be instantiated
+// by the lookup of operator+, and axis<> is an error.
+template <device_kind D, typename Stored, bool On>
+using device_entry = maybe<On, std::conditional_t<On, axes<axis<D>, typename Stored::type>, void>>;
+template <bool (*RunsOn)(device_kind) noexcept, device_kind D, typename DtypeAxis,
+          typename Stored = axis_where<DtypeAxis, &shader::device_stores_dtype<D>>>
+using device_points = device_entry<D, Stored, RunsOn(D) && Stored::size != 0>;
+
+// Every device where RunsOn holds, each with the dtypes of DtypeAxis it
+// stores (transform_coverage; lazy chains' reductions use reduction_runs_on).
+template <bool (*RunsOn)(device_kind) noexcept, typename DtypeAxis>
+using coverage_where = typename decltype((coverage_list<>{} + device_points<RunsOn, device_kind::cpu, DtypeAxis>{} +
+                                          device_points<RunsOn, device_kind::cuda, DtypeAxis>{} +
+                                          device_points<RunsOn, device_kind::webgpu, DtypeAxis>{} +
+                                          device_points<RunsOn, device_kind::metal, DtypeAxis>{}))::type;
 
 }  // namespace detail
 
@@ -239,11 +248,7 @@ using transform_points = transform_entry<D, axis_where<DtypeAxis, &shader::devic
 //
 // A device or dtype left out is a dispatch_lookup_error naming it when looked up.
 template <typename DtypeAxis>
-using transform_coverage =
-    typename decltype((detail::coverage_list<>{} + detail::transform_points<device_kind::cpu, DtypeAxis>{} +
-                       detail::transform_points<device_kind::cuda, DtypeAxis>{} +
-                       detail::transform_points<device_kind::webgpu, DtypeAxis>{} +
-                       detail::transform_points<device_kind::metal, DtypeAxis>{}))::type;
+using transform_coverage = detail::coverage_where<transform_runs_on, DtypeAxis>;
 
 template <typename... T>
 output_list<sizeof...(T)> outputs(T const&... out) {

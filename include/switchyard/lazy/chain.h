@@ -120,35 +120,6 @@ struct chain_segment {
     }
 };
 
-// Whether this translation unit runs chains on device d: the CPU always,
-// CUDA under nvcc, WebGPU and Metal where their runners are included.
-constexpr bool lazy_runs_on(device_kind d) noexcept {
-    switch (d) {
-        case device_kind::cpu: return true;
-#if defined(__CUDACC__)
-        case device_kind::cuda: return true;
-#endif
-#if defined(SWITCHYARD_HAS_WEBGPU_FOR_EACH)
-        case device_kind::webgpu: return true;
-#endif
-#if defined(SWITCHYARD_HAS_METAL_FOR_EACH)
-        case device_kind::metal: return true;
-#endif
-        default: return false;
-    }
-}
-
-// The dtypes chains run in on device D: the float dtypes it stores
-// (shader devices have no f64, and WebGPU no bf16).
-template <device_kind D>
-using lazy_dtypes = typename axis_where<float_dtype_axis, &shader::device_stores_dtype<D>>::type;
-
-// The points of devices D... where runs_on(d) holds (coverage_list:
-// core/axes.h).
-template <bool (*RunsOn)(device_kind) noexcept, device_kind... D>
-using lazy_coverage =
-    typename decltype((coverage_list<>{} + ... + maybe<RunsOn(D), axes<axis<D>, lazy_dtypes<D>>>{}))::type;
-
 }  // namespace detail
 
 // What lazy_chain::compute() returns: the chain's values in row-major memory
@@ -399,8 +370,7 @@ public:
         }
 
         using space = axes<full_device_axis, float_dtype_axis>;
-        using subspaces = detail::lazy_coverage<detail::lazy_runs_on, device_kind::cpu, device_kind::cuda,
-                                                device_kind::webgpu, device_kind::metal>;
+        using subspaces = transform_coverage<float_dtype_axis>;  // a chain runs on transform
         using dispatcher = dispatch_table<space, void(lazy_chain const&, strided_ref const&, fusion)>;
     };
 
@@ -579,8 +549,7 @@ public:
             r.chain_.reduce_into(tag, out, r.over_, r.combine_);
         }
         using space = typename Chain::runner::space;
-        using subspaces = detail::lazy_coverage<detail::reduction_runs_on, device_kind::cpu, device_kind::cuda,
-                                                device_kind::webgpu, device_kind::metal>;
+        using subspaces = detail::coverage_where<detail::reduction_runs_on, float_dtype_axis>;
         using dispatcher = dispatch_table<space, void(lazy_reduction const&, strided_ref const&)>;
     };
 
