@@ -647,7 +647,7 @@ TEST_CASE("transform_reduce: the same bits whatever the pool's size", "[reduce]"
 template <sy::dtype D>
 void check_row_sum_order() {
     using S = sy::dtype_storage_t<D>;
-    constexpr std::int64_t W = sy::detail::transform_lanes<float>;
+    constexpr std::int64_t W = sy::detail::reduce_lanes<float>;
     constexpr std::int64_t block = sy::detail::reduce_row_block;
     auto const expected = [&](std::vector<float> const& v) {
         std::int64_t const n = static_cast<std::int64_t>(v.size());

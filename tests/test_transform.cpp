@@ -224,9 +224,11 @@ TEST_CASE("transform with several outputs, many inputs and in place", "[transfor
 }
 
 // A row whose inputs are dense but one repeated per row runs a loop of its
-// own with that input in a register (device/cpu/transform.h): each input
-// position, with one and two outputs, up to the loop's input limit and past
-// it, and two repeated inputs (staged), all against the plain formula.
+// own with that input in a register (device/cpu/transform.h; for f16 and
+// bf16 the fused groups): each input position, with one and two outputs, up
+// to the loop's input limit and past it, and two repeated inputs (staged,
+// or fused groups reading copies), all against the plain formula. Rows of
+// 300 leave a fused row a tail of 300 % 16.
 template <sy::dtype D, int NIn>
 void check_one_repeated_input(int repeated, int second_repeated = -1) {
     using S = storage<D>;
@@ -287,6 +289,8 @@ TEST_CASE("rows with one input repeated per row give every element", "[transform
         check_one_repeated_input<sy::dtype::f32, 3>(k);
         check_one_repeated_input<sy::dtype::f64, 3>(k);
         check_one_repeated_input<sy::dtype::i32, 3>(k);
+        check_one_repeated_input<sy::dtype::f16, 3>(k);
+        check_one_repeated_input<sy::dtype::bf16, 3>(k);
     }
     for (int k = 0; k < 2; ++k) {
         INFO("two inputs, input " << k << " per row");
@@ -296,13 +300,17 @@ TEST_CASE("rows with one input repeated per row give every element", "[transform
     for (int k : {0, limit - 1}) {
         INFO("inputs at the loop's limit, input " << k << " per row");
         check_one_repeated_input<sy::dtype::f32, limit>(k);
+        check_one_repeated_input<sy::dtype::bf16, limit>(k);
     }
     for (int k : {0, limit}) {
         INFO("inputs past the loop's limit (staged), input " << k << " per row");
         check_one_repeated_input<sy::dtype::f32, limit + 1>(k);
+        check_one_repeated_input<sy::dtype::f16, limit + 1>(k);
     }
-    INFO("two inputs per row (staged)");
+    INFO("two inputs per row (staged; fused from copies for f16 and bf16)");
     check_one_repeated_input<sy::dtype::f32, 3>(0, 2);
+    check_one_repeated_input<sy::dtype::f16, 3>(0, 2);
+    check_one_repeated_input<sy::dtype::bf16, 3>(1, 2);
 }
 
 TEST_CASE("a repeated input's row loop in place", "[transform]") {
@@ -580,8 +588,7 @@ std::vector<std::uint16_t> run_row(sy::detail::cpu_isa level, std::int64_t n, bo
     auto const row = sy::detail::transform_row_for<D, S, C, 2, 2, decltype(f)>(level);
     S* ptr[4] = {in_place ? x.data() : out0.data(), out1.data(), x.data(), y.data()};
     std::int64_t const inner[4] = {1, 1, 1, y_repeated ? 0 : 1};
-    C const* const ready[2] = {nullptr, nullptr};
-    row(f, ptr, inner, ready, n, stream);
+    row(f, ptr, inner, n, stream);
     sy::detail::stream_fence();
     std::vector<S> const& first = in_place ? x : out0;
     std::vector<std::uint16_t> bits;
@@ -600,7 +607,7 @@ std::vector<std::uint16_t> run_row(sy::detail::cpu_isa level, std::int64_t n, bo
 template <sy::dtype D>
 void check_every_level() {
     using sy::detail::cpu_isa;
-    for (std::int64_t n : {0, 1, 63, 64, 65, 128, 1000}) {
+    for (std::int64_t n : {0, 1, 15, 16, 17, 31, 63, 64, 65, 128, 1000}) {
         for (bool y_repeated : {false, true}) {
             for (bool in_place : {false, true}) {
                 INFO("n " << n << ", y repeated " << y_repeated << ", in place " << in_place);
@@ -627,9 +634,8 @@ TEST_CASE("every CPU level's row function gives the baseline's results", "[trans
 }
 
 // An input repeated per row or per column, in chunks that start and end
-// anywhere in a row. A per-column f16/bf16 input is converted once per chunk
-// (rows longer than the limit are converted as they go); a per-row f32 input
-// runs the register loop.
+// anywhere in a row. A per-row input runs the register loops (fused for
+// f16/bf16, in place for f32).
 template <sy::dtype D>
 void check_chunks_with_a_repeated_input(std::int64_t rows, std::int64_t cols, bool per_row, bool stream = false) {
     using S = storage<D>;
@@ -647,7 +653,6 @@ void check_chunks_with_a_repeated_input(std::int64_t rows, std::int64_t cols, bo
     auto const layout = sy::make_elementwise_layout("test", outs, 1, ins, 2);
     auto const f = [](C a, C b) { return a * C(2) + b; };
     std::int64_t const n = rows * cols;
-    // Chunks of one row or less never convert the input; longer ones do.
     for (std::int64_t cut : {std::int64_t{1}, cols / 2 + 1, cols, cols + 1, 2 * cols + 3, 3 * cols - 7}) {
         INFO("rows " << rows << ", cols " << cols << (per_row ? ", per row" : ", per column")
                      << (stream ? ", streamed" : "") << ", chunks of " << cut);
@@ -670,8 +675,11 @@ TEST_CASE("an input repeated per row or per column gives every element in chunks
         check_chunks_with_a_repeated_input<sy::dtype::f16>(rows, cols, false);
         check_chunks_with_a_repeated_input<sy::dtype::bf16>(rows, cols, false);
         check_chunks_with_a_repeated_input<sy::dtype::f32>(rows, cols, true);
+        check_chunks_with_a_repeated_input<sy::dtype::f16>(rows, cols, true);
+        check_chunks_with_a_repeated_input<sy::dtype::bf16>(rows, cols, true);
         // Streamed outputs: chunks and rows start at any alignment.
         check_chunks_with_a_repeated_input<sy::dtype::f16>(rows, cols, false, true);
+        check_chunks_with_a_repeated_input<sy::dtype::bf16>(rows, cols, true, true);
         check_chunks_with_a_repeated_input<sy::dtype::f32>(rows, cols, true, true);
         check_chunks_with_a_repeated_input<sy::dtype::f32>(rows, cols, false, true);
     }
@@ -691,8 +699,7 @@ void check_every_bit_pattern(sy::detail::cpu_isa level) {
     auto const row = sy::detail::transform_row_for<D, S, float, 1, 1, decltype(f)>(level);
     S* ptr[2] = {reinterpret_cast<S*>(out.data()), reinterpret_cast<S*>(bits.data())};
     std::int64_t const inner[2] = {1, 1};
-    float const* const ready[1] = {nullptr};
-    row(f, ptr, inner, ready, 65536, false);
+    row(f, ptr, inner, 65536, false);
     constexpr bool f16 = D == sy::dtype::f16;
     int differ = 0;
     for (std::size_t i = 0; i < bits.size(); ++i) {

@@ -46,6 +46,12 @@ inline constexpr std::int64_t reduce_row_block = 8192;
 inline constexpr std::int64_t reduce_column_run = 16;
 inline constexpr std::int64_t reduce_column_task = 8192;
 
+// Accumulator lanes of a row block (value j into lane j % W): 256 bytes of
+// compute values, a loop the compiler vectorizes. Part of the documented
+// fold order (docs/reduce.md), so it does not follow the target's vectors.
+template <typename C>
+inline constexpr int reduce_lanes = sizeof(C) >= 256 ? 1 : static_cast<int>(256 / sizeof(C));
+
 // The pairwise fold of v[0..n) into v[0], in a fixed order.
 template <typename C, typename Combine>
 SWITCHYARD_INLINE C fold_pairwise(Combine const& combine, C* v, std::int64_t n) {
@@ -219,7 +225,7 @@ template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine,
           typename A = accumulator_t<Combine, C>>
 SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, S const* const* run, std::int64_t n) {
     static_assert(reads_contiguous_blocks<I, D, S, C>());
-    constexpr int W = transform_lanes<C>;
+    constexpr int W = reduce_lanes<C>;
     A lanes[W];
     fill_accumulators(lanes, W, A(combine.template identity<C>()));
     [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -260,7 +266,7 @@ template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine,
 SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, reduction_layout const& layout,
                                            S const* const* base, std::int64_t r0, std::int64_t r1) {
     constexpr bool indexed = is_indexed_combine_v<Combine>;
-    constexpr int W = transform_lanes<C>;
+    constexpr int W = reduce_lanes<C>;
     constexpr std::int64_t B = cpu_transform_block;
     static_assert(B % W == 0, "a run holds whole lane groups, so lanes are fixed by the position in the block");
     // An indexed reduction keeps its best (value, index) so far, not lanes.

@@ -4,15 +4,14 @@
 // for_each's); a chunk walks rows of the layout's innermost dimension
 // (view/elementwise_layout.h). A row whose inputs are contiguous or repeated
 // (stride 1 or 0, broadcast) and whose outputs are contiguous, the common
-// case, is fused when its storage needs converting (f16, bf16): groups of W
-// lanes are loaded and converted, run through the kernel, converted and
-// stored back, in registers and a few hundred bytes of stack. A repeated
-// input is converted once per row, and an input that is the same row for
-// every row (per column) once per chunk. Where the storage is the compute
+// case, is fused when its storage needs converting (f16, bf16): groups of
+// fused_lanes values are loaded and converted, run through the kernel,
+// converted and stored back, in registers. Where the storage is the compute
 // type (f32, f64, integers), a row whose operands are all contiguous but one
-// repeated input runs as one loop in place, that input's value in a
-// register (for 2 to cpu_repeated_loop_inputs inputs). Any other row, and a
-// fused row's last n % W elements, is staged, in blocks of
+// repeated input runs as one loop in place. In both, with 2 to
+// cpu_repeated_loop_inputs inputs, one repeated input's value is held in a
+// register. Any other row, and a fused row's last n % fused_lanes elements,
+// is staged, in blocks of
 // cpu_transform_block elements (one block when every operand is in place):
 //   1. each input is loaded into a compute-type buffer by its own inner
 //      stride: converted from contiguous memory (F16C for f16, convert.h),
@@ -34,7 +33,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -53,15 +51,12 @@ namespace switchyard::detail {
 // small.
 inline constexpr std::int64_t cpu_transform_block = 256;
 
-// The longest row an input repeated for every row is converted once for
-// (transform_range): 16 KiB of floats per such input, kept in L2 beside the
-// rows.
-inline constexpr std::int64_t cpu_invariant_row_limit = 4096;
-
-// Lanes per fused group: 256 bytes of compute values, a loop the compiler
-// vectorizes (a 64-byte group is unrolled into scalar code first).
-template <typename C>
-inline constexpr int transform_lanes = sizeof(C) >= 256 ? 1 : static_cast<int>(256 / sizeof(C));
+// Lanes per fused group: one conversion of 16 values (fused rows compute in
+// float). A group this small stays in registers from its loads through the
+// kernel to its stores; a group of 64 went through stack buffers, three
+// stores per value, and ran a cheap kernel three times slower
+// (docs/benchmarks.md).
+inline constexpr int fused_lanes = 16;
 
 // The most inputs for which a row with one repeated input has its own loop
 // (transform_row_repeated): each such input costs one more copy of the loop.
@@ -87,6 +82,7 @@ template <typename C, int Repeated, typename F, typename In, typename Out, typen
 SWITCHYARD_INLINE void apply_kernel_loop(F const& kernel, [[maybe_unused]] In const& in, Out& out, N n,
                                          [[maybe_unused]] C value, std::index_sequence<K...>,
                                          std::index_sequence<O...>) {
+    SWITCHYARD_KEEP_LOOP
     for (N j = 0; j < n; ++j) {
         auto const r = kernel(input_value<static_cast<int>(K), Repeated>(in[K], j, value)...);
         ((out[O][j] = result_value<O, C>(r)), ...);
@@ -154,51 +150,87 @@ SWITCHYARD_INLINE bool transform_row_repeated(F const& kernel, C* const* ptr, st
     }
 }
 
-// The first n - n % W elements of a dense row, fused; returns how many.
-// ready[k], where not null, holds input k's values for this row already
-// converted (an input that is the same row for every row: transform_range).
-template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
-SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* ptr, std::int64_t const* inner,
-                                                   C const* const* ready, std::int64_t n, bool stream) {
-    constexpr int W = transform_lanes<C>;
-    // Streamed outputs are gathered a block of G groups at a time.
+// Fused groups [0, groups) of a dense row: input k's W lanes are converted
+// from src[k] + g * step[k] for every group the same way, with no branch,
+// so each lane has one definition and the compiler keeps the group in
+// registers (a group read through a pointer chosen at run time went
+// through the stack). Input Repeated (if any) is `value` throughout, held
+// in a register as in transform_row_repeated.
+template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, int Repeated, typename F>
+SWITCHYARD_INLINE void transform_fused_groups(F const& kernel, S* const* ptr, S const* const* src,
+                                              std::int64_t const* step, std::int64_t groups, C value, bool stream) {
+    constexpr int W = fused_lanes;
+    // Blocks of G groups: the outputs' addresses and whether they stream
+    // are settled once per block, not in the groups' loop.
     constexpr std::int64_t G = cpu_stream_block / W;
     static_assert(G >= 1 && cpu_stream_block % W == 0);
+    S staged[NOut][cpu_stream_block];
+    for (std::int64_t g0 = 0; g0 < groups; g0 += G) {
+        std::int64_t const m = groups - g0 < G ? groups - g0 : G;
+        S const* at[NIn > 0 ? NIn : 1];
+        for (int k = 0; k < NIn; ++k) at[k] = src[k] + g0 * step[k];
+        S* dst[NOut];
+        for (int o = 0; o < NOut; ++o) dst[o] = stream ? staged[o] : ptr[o] + g0 * W;
+        for (std::int64_t g = 0; g < m; ++g) {
+            C in[NIn > 0 ? NIn : 1][W];
+            C out[NOut][W];
+            for (int k = 0; k < NIn; ++k)
+                if (k != Repeated) load_lanes<I, D, W>(at[k] + g * step[k], in[k]);
+            apply_kernel<C, NOut, NIn, Repeated>(kernel, in, out, W, value);
+            for (int o = 0; o < NOut; ++o) store_lanes<I, D, W>(out[o], dst[o] + g * W);
+        }
+        if (stream)
+            for (int o = 0; o < NOut; ++o)
+                stream_bytes<I>(ptr[o] + g0 * W, staged[o], static_cast<std::size_t>(m * W) * sizeof(S));
+    }
+}
+
+// transform_fused_groups with input `repeated` (one of K) as `value`.
+template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F, int... K>
+SWITCHYARD_INLINE void transform_fused_groups_repeated(F const& kernel, S* const* ptr, S const* const* src,
+                                                       std::int64_t const* step, std::int64_t groups, int repeated,
+                                                       C value, bool stream, std::integer_sequence<int, K...>) {
+    ((repeated == K ? transform_fused_groups<I, D, S, C, NOut, NIn, K>(kernel, ptr, src, step, groups, value, stream)
+                    : void()),
+     ...);
+}
+
+// The first n - n % W elements of a dense row, fused; returns how many. A
+// repeated input (stride 0) is read from W copies of its stored value,
+// advancing by 0; with 2 to cpu_repeated_loop_inputs inputs, one repeated
+// input is held in a register instead (one more copy of the group loop per
+// input position), so that what f computes from it alone is hoisted.
+template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
+SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* ptr, std::int64_t const* inner,
+                                                   std::int64_t n, bool stream) {
+    constexpr int W = fused_lanes;
     constexpr int NI = NIn > 0 ? NIn : 1;
     std::int64_t const groups = n / W;
     if (groups == 0) return 0;
-    // A repeated input's W lanes are its value, converted once for the row;
-    // the groups load only the others.
-    C in[NI][W];
-    S staged[NOut][cpu_stream_block];
+    S copies[NI][W];
     S const* src[NI];
-    bool repeated[NI];
+    std::int64_t step[NI];
+    int repeated = -1, repeated_count = 0;
     for (int k = 0; k < NIn; ++k) {
         src[k] = ptr[NOut + k];
-        repeated[k] = inner[NOut + k] == 0;
-        if (repeated[k]) {
-            C const v = load_value<D, C>(src[k][0]);
-            for (int j = 0; j < W; ++j) in[k][j] = v;
+        step[k] = W;
+        if (inner[NOut + k] == 0) {
+            for (int j = 0; j < W; ++j) copies[k][j] = src[k][0];
+            src[k] = copies[k];
+            step[k] = 0;
+            repeated = k;
+            ++repeated_count;
         }
     }
-    for (std::int64_t g = 0; g < groups; ++g) {
-        C out[NOut][W];
-        C const* lanes[NI];
-        for (int k = 0; k < NIn; ++k) {
-            lanes[k] = in[k];
-            if (ready[k])
-                lanes[k] = ready[k] + g * W;
-            else if (!repeated[k])
-                load_lanes<I, D, W>(src[k] + g * W, in[k]);
+    if constexpr (NIn >= 2 && NIn <= cpu_repeated_loop_inputs) {
+        if (repeated_count == 1) {
+            C const value = load_value<D, C>(src[repeated][0]);
+            transform_fused_groups_repeated<I, D, S, C, NOut, NIn>(kernel, ptr, src, step, groups, repeated, value,
+                                                                   stream, std::make_integer_sequence<int, NIn>{});
+            return groups * W;
         }
-        apply_kernel<C, NOut, NIn>(kernel, lanes, out, W);
-        std::int64_t const slot = g % G;
-        for (int o = 0; o < NOut; ++o) store_lanes<I, D, W>(out[o], stream ? staged[o] + slot * W : ptr[o] + g * W);
-        if (stream && (slot == G - 1 || g == groups - 1))
-            for (int o = 0; o < NOut; ++o)
-                stream_bytes<I>(ptr[o] + (g - slot) * W, staged[o],
-                                static_cast<std::size_t>((slot + 1) * W) * sizeof(S));
     }
+    transform_fused_groups<I, D, S, C, NOut, NIn, -1>(kernel, ptr, src, step, groups, C{}, stream);
     return groups * W;
 }
 
@@ -250,15 +282,15 @@ SWITCHYARD_INLINE void transform_row_staged(F const& kernel, S* const* ptr, std:
 // be and staged for the rest. I is the level the caller is built for. The local copy of the function lets the compiler
 // see that what it captured does not alias what the loops write.
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
-SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, C const* const* ready,
-                                     std::int64_t n, bool stream) {
+SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t const* inner, std::int64_t n,
+                                     bool stream) {
     F const kernel = f;
     if constexpr (std::is_same_v<S, C>)
         if (transform_row_repeated<I, D, C, NOut, NIn>(kernel, ptr, inner, n, stream)) return;
     std::int64_t done = 0;
     if constexpr (!std::is_same_v<S, C> && converts_lanes<I, D, S, C>())
         if (row_is_dense<NOut, NIn>(inner))
-            done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, ready, n, stream);
+            done = transform_row_fused<I, D, S, C, NOut, NIn>(kernel, ptr, inner, n, stream);
     if (done == n) return;
     S* rest[NOut + NIn];
     for (int k = 0; k < NOut + NIn; ++k) rest[k] = ptr[k] + done * inner[k];
@@ -270,25 +302,25 @@ SWITCHYARD_INLINE void transform_row(F const& f, S* const* ptr, std::int64_t con
 // for that level; without it g++ keeps a large function such as softplus out
 // of line and nothing vectorizes.
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-using transform_row_fn = void (*)(F const&, S* const*, std::int64_t const*, C const* const*, std::int64_t, bool);
+using transform_row_fn = void (*)(F const&, S* const*, std::int64_t const*, std::int64_t, bool);
 
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
-[[gnu::flatten]] void transform_row_baseline(F const& f, S* const* ptr, std::int64_t const* inner,
-                                             C const* const* ready, std::int64_t n, bool stream) {
-    transform_row<cpu_isa::baseline, D, S, C, NOut, NIn>(f, ptr, inner, ready, n, stream);
+[[gnu::flatten]] void transform_row_baseline(F const& f, S* const* ptr, std::int64_t const* inner, std::int64_t n,
+                                             bool stream) {
+    transform_row<cpu_isa::baseline, D, S, C, NOut, NIn>(f, ptr, inner, n, stream);
 }
 #if defined(SWITCHYARD_CPU_ISA_VARIANTS)
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v3")]] void transform_row_v3(F const& f, S* const* ptr,
-                                                                      std::int64_t const* inner, C const* const* ready,
-                                                                      std::int64_t n, bool stream) {
-    transform_row<cpu_isa::x86_64_v3, D, S, C, NOut, NIn>(f, ptr, inner, ready, n, stream);
+                                                                      std::int64_t const* inner, std::int64_t n,
+                                                                      bool stream) {
+    transform_row<cpu_isa::x86_64_v3, D, S, C, NOut, NIn>(f, ptr, inner, n, stream);
 }
 template <dtype D, typename S, typename C, int NOut, int NIn, typename F>
 [[gnu::flatten, gnu::target("arch=x86-64-v4")]] void transform_row_v4(F const& f, S* const* ptr,
-                                                                      std::int64_t const* inner, C const* const* ready,
-                                                                      std::int64_t n, bool stream) {
-    transform_row<cpu_isa::x86_64_v4, D, S, C, NOut, NIn>(f, ptr, inner, ready, n, stream);
+                                                                      std::int64_t const* inner, std::int64_t n,
+                                                                      bool stream) {
+    transform_row<cpu_isa::x86_64_v4, D, S, C, NOut, NIn>(f, ptr, inner, n, stream);
 }
 #endif
 
@@ -300,21 +332,6 @@ transform_row_fn<D, S, C, NOut, NIn, F> transform_row_for(cpu_isa level) noexcep
 #endif
     (void)level;
     return &transform_row_baseline<D, S, C, NOut, NIn, F>;
-}
-
-// Whether the row function transform_row_for(level) gives fuses dense rows.
-template <dtype D, typename S, typename C>
-bool fused_rows_at(cpu_isa level) noexcept {
-    if constexpr (std::is_same_v<S, C>) {
-        return false;
-    } else {
-#if defined(SWITCHYARD_CPU_ISA_VARIANTS)
-        if (level == cpu_isa::x86_64_v4) return converts_lanes<cpu_isa::x86_64_v4, D, S, C>();
-        if (level == cpu_isa::x86_64_v3) return converts_lanes<cpu_isa::x86_64_v3, D, S, C>();
-#endif
-        (void)level;
-        return converts_lanes<cpu_isa::baseline, D, S, C>();
-    }
 }
 
 // Flat indices [begin, end) of the layout, row by row.
@@ -338,34 +355,6 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
         outer /= layout.sizes[d];
     }
     auto const row_fn = transform_row_for<D, S, C, NOut, NIn, F>(host_cpu_isa());
-    // An input that is one dense row repeated for every row (a per-column
-    // operand) is converted once for the chunk, not once per row, where its
-    // storage needs converting and the chunk spans several rows.
-    std::unique_ptr<C[]> converted;
-    C const* invariant[NIn > 0 ? NIn : 1] = {};
-    if constexpr (!std::is_same_v<S, C> && NIn > 0) {
-        bool row_invariant[NIn] = {};
-        int count = 0;
-        if (end - begin > row && row <= cpu_invariant_row_limit && row_is_dense<NOut, NIn>(inner) &&
-            fused_rows_at<D, S, C>(host_cpu_isa())) {
-            for (int k = 0; k < NIn; ++k) {
-                row_invariant[k] = inner[NOut + k] == 1;
-                for (std::int32_t d = 0; d < outer_rank; ++d)
-                    if (layout.strides[NOut + k][d] != 0 && layout.sizes[d] != 1) row_invariant[k] = false;
-                count += row_invariant[k];
-            }
-        }
-        if (count > 0) {
-            converted = std::make_unique_for_overwrite<C[]>(static_cast<std::size_t>(count * row));
-            C* next = converted.get();
-            for (int k = 0; k < NIn; ++k) {
-                if (!row_invariant[k]) continue;
-                load_block<D>(static_cast<S const*>(layout.data[NOut + k]), 1, next, row);
-                invariant[k] = next;
-                next += row;
-            }
-        }
-    }
     for (std::int64_t i = begin; i < end;) {
         S* ptr[N];
         for (int k = 0; k < N; ++k) {
@@ -373,10 +362,8 @@ void transform_range(F const& f, elementwise_layout const& layout, std::int64_t 
             for (std::int32_t d = 0; d < outer_rank; ++d) offset += coord[d] * layout.strides[k][d];
             ptr[k] = static_cast<S*>(layout.data[k]) + offset;
         }
-        C const* ready[NIn > 0 ? NIn : 1];
-        for (int k = 0; k < NIn; ++k) ready[k] = invariant[k] ? invariant[k] + col : nullptr;
         std::int64_t const n = row - col < end - i ? row - col : end - i;
-        row_fn(f, ptr, inner, ready, n, stream);
+        row_fn(f, ptr, inner, n, stream);
         i += n;
         col = 0;
         for (std::int32_t d = outer_rank; d-- > 0;) {

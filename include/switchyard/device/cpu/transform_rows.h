@@ -101,7 +101,7 @@ constexpr int values_slot(std::size_t I) {
 template <std::size_t I, dtype D, typename S, typename C, int NIn, typename Stats>
 SWITCHYARD_INLINE void row_statistic(Stats const& stats, row_inputs<D, S, C, NIn> const& in, std::int64_t n, C* s,
                                      C* partials, C* const* values) {
-    constexpr int W = transform_lanes<C>;
+    constexpr int W = reduce_lanes<C>;
     constexpr int slot = values_slot<Stats>(I);
     auto const& stat = stats.template get<I>();
     auto const combine = stat.combine;
