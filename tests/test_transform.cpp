@@ -283,6 +283,58 @@ void check_one_repeated_input(int repeated, int second_repeated = -1) {
     (std::make_index_sequence<NIn>{});
 }
 
+// The fused f16/bf16 rows with no inputs, twelve inputs and four outputs,
+// and in place: the lane arrays sized by the operand counts.
+template <sy::dtype D>
+void check_fused_operand_counts() {
+    using S = storage<D>;
+    using C = compute<D>;
+    using Tag = sy::tag<sy::device_kind::cpu, D>;
+    constexpr std::int64_t n = 1000;  // 62 groups of 16 and a tail of 8
+    std::vector<std::vector<S>> in(12, std::vector<S>(n));
+    for (std::size_t k = 0; k < in.size(); ++k)
+        for (std::int64_t i = 0; i < n; ++i) in[k][static_cast<std::size_t>(i)] = value_for<D>(i + 3 * k);
+    std::vector<std::vector<S>> out(4, std::vector<S>(n));
+    auto const ref = [](std::vector<S>& v, char const* name) {
+        return sy::strided_ref::contiguous(v.data(), D, sy::device_kind::cpu, {static_cast<std::int64_t>(v.size())},
+                                           name);
+    };
+    auto const c = [&](std::size_t k, std::size_t i) { return static_cast<C>(in[k][i]); };
+    int wrong = 0;
+    sy::transform(Tag{}, ref(out[0], "out"), [] { return C(2.5); });
+    for (S v : out[0]) wrong += static_cast<C>(v) != C(2.5);
+    CHECK(wrong == 0);
+    std::vector<sy::strided_ref> r;
+    for (auto& v : in) r.push_back(ref(v, "in"));
+    sy::transform(
+        Tag{}, sy::outputs(ref(out[0], "o0"), ref(out[1], "o1"), ref(out[2], "o2"), ref(out[3], "o3")),
+        [](C a, C b, C cc, C d, C e, C f, C g, C h, C i, C j, C k, C l) {
+            return sy::results{a + b + cc, d + e + f, g + h + i, j + k + l};
+        },
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11]);
+    wrong = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t o = 0; o < 4; ++o)
+            wrong += static_cast<C>(out[o][i]) !=
+                     static_cast<C>(static_cast<S>((c(3 * o, i) + c(3 * o + 1, i)) + c(3 * o + 2, i)));
+    CHECK(wrong == 0);
+    std::vector<S> expected(n);
+    for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<S>(c(0, i) * C(3) - c(1, i));
+    sy::transform(
+        Tag{}, ref(in[0], "x"), [](C x, C y) { return x * C(3) - y; }, ref(in[0], "x"), ref(in[1], "y"));
+    wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += static_cast<C>(in[0][i]) != static_cast<C>(expected[i]);
+    CHECK(wrong == 0);
+}
+
+TEST_CASE("fused f16 and bf16 rows with no inputs, twelve inputs, four outputs and in place", "[transform]") {
+    bool const stream = GENERATE(false, true);
+    INFO("outputs streamed: " << stream);
+    streaming_every_output const streaming(stream);
+    check_fused_operand_counts<sy::dtype::f16>();
+    check_fused_operand_counts<sy::dtype::bf16>();
+}
+
 TEST_CASE("rows with one input repeated per row give every element", "[transform]") {
     for (int k = 0; k < 3; ++k) {
         INFO("three inputs, input " << k << " per row");
