@@ -336,6 +336,12 @@ TEST_CASE("fused f16 and bf16 rows with no inputs, twelve inputs, four outputs a
 }
 
 TEST_CASE("rows with one input repeated per row give every element", "[transform]") {
+    bool const stream = GENERATE(false, true);
+    INFO("outputs streamed: " << stream);
+    streaming_every_output const streaming(stream);
+    INFO("one input, per row (f16/bf16: fused from copies)");
+    check_one_repeated_input<sy::dtype::f16, 1>(0);
+    check_one_repeated_input<sy::dtype::bf16, 1>(0);
     for (int k = 0; k < 3; ++k) {
         INFO("three inputs, input " << k << " per row");
         check_one_repeated_input<sy::dtype::f32, 3>(k);
@@ -677,12 +683,59 @@ void check_every_level() {
 
 }  // namespace
 
+// Three inputs through the row function of `level`: out = (a * 2 + b) - c,
+// the inputs in `repeated` (a bit per input) with stride 0: the register
+// groups for one repeated input, the copies for two or three.
+template <sy::dtype D>
+std::vector<std::uint16_t> run_row3(sy::detail::cpu_isa level, std::int64_t n, unsigned repeated, bool stream) {
+    using S = storage<D>;
+    using C = compute<D>;
+    std::vector<std::vector<S>> in(3, std::vector<S>(static_cast<std::size_t>(n > 0 ? n : 1)));
+    for (std::size_t k = 0; k < 3; ++k)
+        for (std::size_t i = 0; i < in[k].size(); ++i) in[k][i] = value_for<D>(static_cast<std::int64_t>(i * 3 + k));
+    std::vector<S> out(static_cast<std::size_t>(n));
+    auto const f = [](C a, C b, C c) { return (a * C(2) + b) - c; };
+    auto const row = sy::detail::transform_row_for<D, S, C, 1, 3, decltype(f)>(level);
+    S* ptr[4] = {out.data(), in[0].data(), in[1].data(), in[2].data()};
+    std::int64_t inner[4] = {1, 1, 1, 1};
+    for (int k = 0; k < 3; ++k)
+        if (repeated & (1u << k)) inner[1 + k] = 0;
+    row(f, ptr, inner, n, stream);
+    sy::detail::stream_fence();
+    std::vector<std::uint16_t> bits;
+    for (std::int64_t i = 0; i < n; ++i) {
+        auto const v = [&](int k) {
+            return static_cast<C>(in[static_cast<std::size_t>(k)][static_cast<std::size_t>(inner[1 + k] * i)]);
+        };
+        // Exact in f16 and bf16 for these values, so every level agrees.
+        REQUIRE(sy::detail::bits16(out[static_cast<std::size_t>(i)]) ==
+                sy::detail::bits16(static_cast<S>(f(v(0), v(1), v(2)))));
+        bits.push_back(sy::detail::bits16(out[static_cast<std::size_t>(i)]));
+    }
+    return bits;
+}
+
 // The fused rows (device/cpu/transform.h) run only where a row is dense and
 // its storage needs converting; this reaches every CPU level this machine
 // has, not only the one the runner picks.
 TEST_CASE("every CPU level's row function gives the baseline's results", "[transform]") {
     check_every_level<sy::dtype::f16>();
     check_every_level<sy::dtype::bf16>();
+    using sy::detail::cpu_isa;
+    for (std::int64_t n : {0, 1, 15, 16, 17, 300, 1000}) {
+        for (unsigned repeated = 0; repeated < 8; ++repeated) {
+            for (bool stream : {false, true}) {
+                INFO("three inputs, n " << n << ", repeated mask " << repeated << ", streamed " << stream);
+                auto const f16 = run_row3<sy::dtype::f16>(cpu_isa::baseline, n, repeated, stream);
+                auto const bf16 = run_row3<sy::dtype::bf16>(cpu_isa::baseline, n, repeated, stream);
+                for (cpu_isa level : {cpu_isa::x86_64_v3, cpu_isa::x86_64_v4}) {
+                    if (sy::detail::host_cpu_isa() < level) continue;
+                    CHECK(run_row3<sy::dtype::f16>(level, n, repeated, stream) == f16);
+                    CHECK(run_row3<sy::dtype::bf16>(level, n, repeated, stream) == bf16);
+                }
+            }
+        }
+    }
 }
 
 // An input repeated per row or per column, in chunks that start and end

@@ -6,12 +6,12 @@
 // (stride 1 or 0, broadcast) and whose outputs are contiguous, the common
 // case, is fused when its storage needs converting (f16, bf16): groups of
 // fused_lanes values are loaded and converted, run through the kernel,
-// converted and stored back, in registers. Where the storage is the compute
-// type (f32, f64, integers), a row whose operands are all contiguous but one
-// repeated input runs as one loop in place. In both, with 2 to
-// cpu_repeated_loop_inputs inputs, one repeated input's value is held in a
-// register. Any other row, and a fused row's last n % fused_lanes elements,
-// is staged, in blocks of
+// converted and stored back, with no buffer pass between the steps. Where
+// the storage is the compute type (f32, f64, integers), a row whose
+// operands are all contiguous but one repeated input runs as one loop in
+// place. In both, with 2 to cpu_repeated_loop_inputs inputs of which exactly
+// one is repeated, its value is held in a register. Any other row, and a
+// fused row's last n % fused_lanes elements, is staged, in blocks of
 // cpu_transform_block elements (one block when every operand is in place):
 //   1. each input is loaded into a compute-type buffer by its own inner
 //      stride: converted from contiguous memory (F16C for f16, convert.h),
@@ -197,8 +197,8 @@ SWITCHYARD_INLINE void transform_fused_groups_repeated(F const& kernel, S* const
 
 // The first n - n % W elements of a dense row, fused; returns how many. A
 // repeated input (stride 0) is read from W copies of its stored value,
-// advancing by 0; with 2 to cpu_repeated_loop_inputs inputs, one repeated
-// input is held in a register instead (one more copy of the group loop per
+// advancing by 0; with 2 to cpu_repeated_loop_inputs inputs of which exactly
+// one is repeated, that one is held in a register instead (one more copy of the group loop per
 // input position), so that what f computes from it alone is hoisted.
 template <cpu_isa I, dtype D, typename S, typename C, int NOut, int NIn, typename F>
 SWITCHYARD_INLINE std::int64_t transform_row_fused(F const& kernel, S* const* ptr, std::int64_t const* inner,
