@@ -63,6 +63,14 @@ void BM_sum_rows_131072x32(benchmark::State& s) { run_reduce(s, {131072, 32}, sy
 void BM_sum_rows_32768x128(benchmark::State& s) { run_reduce(s, {32768, 128}, sy::dims{-1}, sy::sum); }
 void BM_amax_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::dims{-1}, sy::amax); }
 void BM_amax_rows_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{-1}, sy::amax); }
+void BM_amax_rows_131072x32(benchmark::State& s) { run_reduce(s, {131072, 32}, sy::dims{-1}, sy::amax); }
+void BM_sum_rows_65536x60(benchmark::State& s) { run_reduce(s, {65536, 60}, sy::dims{-1}, sy::sum); }
+void BM_sum_rows_131072x32_f16(benchmark::State& s) {
+    run_reduce<sy::sum_combine, sy::dtype::f16>(s, {131072, 32}, sy::dims{-1}, sy::sum);
+}
+void BM_sum_rows_131072x32_bf16(benchmark::State& s) {
+    run_reduce<sy::sum_combine, sy::dtype::bf16>(s, {131072, 32}, sy::dims{-1}, sy::sum);
+}
 
 // The softmax example's transform_rows (row max, the sum of exp(x - max)
 // with its values handed to f, then e * (1 / sum)) along the last dimension.
@@ -95,6 +103,10 @@ BENCHMARK(BM_sum_rows_131072x32)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_32768x128)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_amax_rows_64x1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_amax_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_amax_rows_131072x32)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_65536x60)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_131072x32_f16)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows_131072x32_bf16)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_softmax_rows_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

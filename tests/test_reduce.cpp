@@ -290,6 +290,45 @@ TEST_CASE("transform_reduce: amin, amax, prod and a user's combine", "[reduce]")
     check_combine<sy::dtype::i32>(sy::amin, {5, 400}, 0, ints, true);
 }
 
+// Rows of up to half the lanes fold over the power of two at or above their
+// length (device/cpu/reduce.h, fold_short_run), in chunks with a padded
+// last one; longer ones take the general loop. Every length up to past W,
+// every combine, a NaN and infinities in some rows, and storage that is
+// converted (bf16, f16).
+TEST_CASE("transform_reduce: rows of every length up to past the lanes", "[reduce]") {
+    constexpr std::int64_t W = sy::detail::reduce_lanes<float>;
+    float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    auto const max_abs = sy::combine([](float a, float b) { return std::fmax(std::fabs(a), std::fabs(b)); }, 0.0f);
+    for (std::int64_t n = 1; n <= W + 20; ++n) {
+        INFO("row length " << n);
+        std::vector<float> v(static_cast<std::size_t>(5 * n));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 1001) - 500.0f;
+        v[static_cast<std::size_t>(1 * n + n / 2)] = nan;
+        v[static_cast<std::size_t>(2 * n + n - 1)] = inf;
+        v[static_cast<std::size_t>(3 * n)] = -inf;
+        check_combine<sy::dtype::f32>(sy::amax, {5, n}, 1, v, true);
+        check_combine<sy::dtype::f32>(sy::amin, {5, n}, 1, v, true);
+        check_combine<sy::dtype::f32>(sy::sum, {5, n}, 1, v, false);
+        check_combine<sy::dtype::f32>(max_abs, {5, n}, 1, v, true);
+        std::vector<float> near_one(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) near_one[i] = 1.0f + static_cast<float>(i % 5) / 64.0f - 0.03f;
+        check_combine<sy::dtype::f32>(sy::prod, {5, n}, 1, near_one, false);
+        std::vector<double> d(v.begin(), v.end());
+        check_combine<sy::dtype::f64>(sy::sum, {5, n}, 1, d, false);
+        check_combine<sy::dtype::f64>(sy::amax, {5, n}, 1, d, true);
+        std::vector<sy::bfloat16> b(v.size());
+        std::vector<sy::half> h(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            float const small = std::isfinite(v[i]) ? v[i] / 64.0f : v[i];
+            b[i] = sy::bfloat16(small), h[i] = sy::half(small);
+        }
+        check_combine<sy::dtype::bf16>(sy::amax, {5, n}, 1, b, true);
+        check_combine<sy::dtype::bf16>(sy::sum, {5, n}, 1, b, false);
+        check_combine<sy::dtype::f16>(sy::amin, {5, n}, 1, h, true);
+        check_combine<sy::dtype::f16>(sy::sum, {5, n}, 1, h, false);
+    }
+}
+
 namespace {
 
 // argmax (or argmin) of x * y + 1 (or x with one input) for every layout of
@@ -688,18 +727,20 @@ void check_row_sum_order() {
     struct shape_case {
         std::int64_t A, C, inner_stride, pad;
     };
-    std::vector<shape_case> const cases = {{1, 1, 1, 0},
-                                           {1, W - 1, 1, 0},
-                                           {1, W + 1, 1, 0},
-                                           {1, 1000, 1, 0},
-                                           {1, 4 * block + 100, 1, 0},
-                                           {97, 5, 1, 1},
-                                           {97, 100, 1, 1},
-                                           {97, W + 3, 2, 0},
-                                           {5, 9000, 1, 1},
-                                           {1, 4 * block + 100, 2, 0},
-                                           {3, block, 1, 1},
-                                           {1, 16 * block + 100, 1, 0}};
+    std::vector<shape_case> cases = {{1, 1, 1, 0},
+                                     {1, W - 1, 1, 0},
+                                     {1, W + 1, 1, 0},
+                                     {1, 1000, 1, 0},
+                                     {1, 4 * block + 100, 1, 0},
+                                     {97, 5, 1, 1},
+                                     {97, 100, 1, 1},
+                                     {97, W + 3, 2, 0},
+                                     {5, 9000, 1, 1},
+                                     {1, 4 * block + 100, 2, 0},
+                                     {3, block, 1, 1},
+                                     {1, 16 * block + 100, 1, 0}};
+    // Every length of a row up to the lanes (fold_short_run up to W / 2).
+    for (std::int64_t n = 2; n <= W; ++n) cases.push_back({1, n, 1, 0});
     for (auto const& c : cases) {
         INFO("A " << c.A << ", C " << c.C << ", inner stride " << c.inner_stride << ", pad " << c.pad);
         constexpr std::int64_t rows = 2;

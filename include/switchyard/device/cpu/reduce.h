@@ -87,6 +87,80 @@ SWITCHYARD_INLINE void fold_into_lanes(Combine const& combine, Element const& el
     for (int l = 0; j0 + l < n; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
 }
 
+// A run of n <= P values (every input contiguous), folded as W lanes would
+// fold it (value j alone in lane j, then halving), over only P lanes, the
+// power of two at or above n (at least one chunk): each level above P
+// combines a lane with the identity, which leaves it unchanged. P is a
+// constant, so the lanes stay in registers; W lanes filled to a run-time
+// length went through memory, and short rows ran at half the speed of
+// PyTorch's (docs/benchmarks.md).
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, int P, typename Combine, typename F, typename A>
+SWITCHYARD_INLINE A fold_short_run(Combine const& combine, F const& f, S const* const* run, std::int64_t n,
+                                   A identity) {
+    // Chunks of V lanes at constant positions: 32 bytes of values (an AVX2
+    // vector), or 16 when storage is converted (load_lanes' width). The
+    // chunk that ends past n reads its values through a padded copy and
+    // keeps the identity in the lanes past n.
+    constexpr int bytes_v = 32 / sizeof(C) > 0 ? static_cast<int>(32 / sizeof(C)) : 1;
+    constexpr int V = std::is_same_v<S, C> ? bytes_v : 16;
+    if constexpr (P > V)
+        if (n <= P / 2) return fold_short_run<I, D, S, C, NIn, P / 2>(combine, f, run, n, identity);
+    constexpr int L = P > V ? P : V;
+    A lanes[L];
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        auto const chunk = [&](int c) {
+            if (c * V >= n) {
+                SWITCHYARD_KEEP_LOOP
+                for (int l = 0; l < V; ++l) lanes[c * V + l] = identity;
+            } else if constexpr (std::is_same_v<S, C>) {
+                // Read in place; the chunk past n pads f's values with the
+                // identity, which combines to the identity.
+                if ((c + 1) * V <= n) {
+                    SWITCHYARD_KEEP_LOOP
+                    for (int l = 0; l < V; ++l)
+                        lanes[c * V + l] = combine(identity, static_cast<C>(f(run[K][c * V + l]...)));
+                } else {
+                    A padded[V];
+                    SWITCHYARD_KEEP_LOOP
+                    for (int l = 0; l < V; ++l) padded[l] = identity;
+                    for (int l = 0; c * V + l < n; ++l) padded[l] = static_cast<C>(f(run[K][c * V + l]...));
+                    SWITCHYARD_KEEP_LOOP
+                    for (int l = 0; l < V; ++l) lanes[c * V + l] = combine(identity, padded[l]);
+                }
+            } else {
+                // Converted V at a time; the chunk past n from a copy padded
+                // with zeros, whose values are not kept.
+                auto const mapped = [&](S const* const* src, C* m) {
+                    C values[NIn][V];
+                    (load_lanes<I, D, V>(src[K], values[K]), ...);
+                    SWITCHYARD_KEEP_LOOP
+                    for (int l = 0; l < V; ++l) m[l] = static_cast<C>(f(values[K][l]...));
+                };
+                C m[V];
+                if ((c + 1) * V <= n) {
+                    S const* src[NIn] = {run[K] + c * V...};
+                    mapped(src, m);
+                    SWITCHYARD_KEEP_LOOP
+                    for (int l = 0; l < V; ++l) lanes[c * V + l] = combine(identity, m[l]);
+                } else {
+                    int const valid = static_cast<int>(n - c * V);
+                    S padded[NIn][V] = {};
+                    for (int k = 0; k < NIn; ++k)
+                        for (int l = 0; l < valid; ++l) padded[k][l] = run[k][c * V + l];
+                    S const* src[NIn] = {padded[K]...};
+                    mapped(src, m);
+                    for (int l = 0; l < V; ++l) lanes[c * V + l] = l < valid ? combine(identity, m[l]) : identity;
+                }
+            }
+        };
+        [&]<std::size_t... Chunk>(std::index_sequence<Chunk...>) { (chunk(static_cast<int>(Chunk)), ...); }
+        (std::make_index_sequence<L / V>{});
+    }
+    (std::make_index_sequence<NIn>{});
+    fold_lanes<L>(combine, lanes);
+    return lanes[0];
+}
+
 // v[0..n) = value. A zero is hidden from the optimizer first: g++ turns a
 // fill with a constant zero (a sum's identity) into memset (rep stos here),
 // and the loads of v that follow at once then wait for those string stores
@@ -226,6 +300,9 @@ template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine,
 SWITCHYARD_INLINE A reduce_contiguous_block(Combine const& combine, F const& f, S const* const* run, std::int64_t n) {
     static_assert(reads_contiguous_blocks<I, D, S, C>());
     constexpr int W = reduce_lanes<C>;
+    // (Longer runs gained nothing from it: 64 lanes went through memory.)
+    if (n <= W / 2)
+        return fold_short_run<I, D, S, C, NIn, W / 2>(combine, f, run, n, A(combine.template identity<C>()));
     A lanes[W];
     fill_accumulators(lanes, W, A(combine.template identity<C>()));
     [&]<std::size_t... K>(std::index_sequence<K...>) {
