@@ -290,6 +290,36 @@ TEST_CASE("transform_reduce: amin, amax, prod and a user's combine", "[reduce]")
     check_combine<sy::dtype::i32>(sy::amin, {5, 400}, 0, ints, true);
 }
 
+// A row sum of x * y + 1 over contiguous [5, n] x and y: small integers, so
+// that the float sum is exact and the stored result is known bit for bit.
+template <sy::dtype D>
+void check_two_input_rows(std::int64_t n) {
+    using S = storage<D>;
+    using C = compute<D>;
+    constexpr std::int64_t rows = 5;
+    std::vector<S> x(static_cast<std::size_t>(rows * n)), y(x.size()), out(rows);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = S(static_cast<float>((i * 37) % 19) - 9.0f);
+        y[i] = S(static_cast<float>((i * 11) % 7) - 3.0f);
+    }
+    auto const cpu = sy::device_kind::cpu;
+    auto const xs = sy::strided_ref::contiguous(x.data(), D, cpu, {rows, n}, "x");
+    auto const ys = sy::strided_ref::contiguous(y.data(), D, cpu, {rows, n}, "y");
+    auto const os = sy::strided_ref::contiguous(out.data(), D, cpu, {rows}, "out");
+    sy::transform_reduce(
+        cpu_tag<D>{}, os, sy::dims{-1}, sy::sum, [](C a, C b) { return a * b + C(1); }, xs, ys);
+    for (std::int64_t r = 0; r < rows; ++r) {
+        double want = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+            auto const i = static_cast<std::size_t>(r * n + j);
+            want += static_cast<double>(static_cast<C>(x[i])) * static_cast<double>(static_cast<C>(y[i])) + 1;
+        }
+        INFO("row " << r);
+        CHECK(static_cast<double>(static_cast<C>(out[static_cast<std::size_t>(r)])) ==
+              static_cast<double>(static_cast<C>(S(static_cast<C>(want)))));
+    }
+}
+
 // Rows of up to half the lanes fold over the power of two at or above their
 // length (device/cpu/reduce.h, fold_short_run), in chunks with a padded
 // last one; longer ones take the general loop. Every length up to past W,
@@ -326,6 +356,8 @@ TEST_CASE("transform_reduce: rows of every length up to past the lanes", "[reduc
         check_combine<sy::dtype::bf16>(sy::sum, {5, n}, 1, b, false);
         check_combine<sy::dtype::f16>(sy::amin, {5, n}, 1, h, true);
         check_combine<sy::dtype::f16>(sy::sum, {5, n}, 1, h, false);
+        check_two_input_rows<sy::dtype::f32>(n);
+        check_two_input_rows<sy::dtype::bf16>(n);
     }
 }
 

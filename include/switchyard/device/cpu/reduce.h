@@ -99,7 +99,7 @@ SWITCHYARD_INLINE A fold_short_run(Combine const& combine, F const& f, S const* 
                                    A identity) {
     // Chunks of V lanes at constant positions: 64 bytes of values, or 16
     // when storage is converted (load_lanes' width). (Chunks of 32 bytes ran
-    // 2.5x slower than the general loop in g++ 13's AVX-512 copy.) The chunk
+    // up to 2.5x slower than the general loop in g++ 13's AVX-512 copy.) The chunk
     // that ends past n reads its values through a padded copy and keeps the
     // identity in the lanes past n.
     constexpr int bytes_v = 64 / sizeof(C) > 0 ? static_cast<int>(64 / sizeof(C)) : 1;
@@ -130,7 +130,8 @@ SWITCHYARD_INLINE A fold_short_run(Combine const& combine, F const& f, S const* 
                 }
             } else {
                 // Converted V at a time; the chunk past n from a copy padded
-                // with zeros, whose values are not kept.
+                // with its first value (so that f sees only input values),
+                // whose results past n are not kept.
                 auto const mapped = [&](S const* const* src, C* m) {
                     C values[NIn][V];
                     (load_lanes<I, D, V>(src[K], values[K]), ...);
@@ -145,9 +146,9 @@ SWITCHYARD_INLINE A fold_short_run(Combine const& combine, F const& f, S const* 
                     for (int l = 0; l < V; ++l) lanes[c * V + l] = combine(identity, m[l]);
                 } else {
                     int const valid = static_cast<int>(n - c * V);
-                    S padded[NIn][V] = {};
+                    S padded[NIn][V];
                     for (int k = 0; k < NIn; ++k)
-                        for (int l = 0; l < valid; ++l) padded[k][l] = run[k][c * V + l];
+                        for (int l = 0; l < V; ++l) padded[k][l] = run[k][c * V + (l < valid ? l : 0)];
                     S const* src[NIn] = {padded[K]...};
                     mapped(src, m);
                     for (int l = 0; l < V; ++l) lanes[c * V + l] = l < valid ? combine(identity, m[l]) : identity;
