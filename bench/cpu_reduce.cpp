@@ -1,6 +1,7 @@
 // CPU reduction benchmarks (transform_reduce on the default pool), the
 // shapes of issue 16's CPU targets: a full sum of 2^24 floats, row sums of
-// [4096, 1024] and [256, 131072], and column sums of [4096, 1024]; also row
+// [4096, 1024] and [256, 131072], and column sums of [4096, 1024] (also
+// bf16, amax, [1048576, 4] and the middle dimension of [64, 1024, 64]); also row
 // sums of [64, 1024] (in cache: the per-row cost), short rows ([131072, 32],
 // [32768, 128]), row amax, f16 and bf16 row sums, and the softmax example's
 // transform_rows, which the targets do not name. Each reports bytes read so
@@ -58,6 +59,12 @@ void BM_sum_rows_4096x1024_bf16(benchmark::State& s) {
 }
 void BM_sum_rows_256x131072(benchmark::State& s) { run_reduce(s, {256, 131072}, sy::dims{-1}, sy::sum); }
 void BM_sum_columns_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{0}, sy::sum); }
+void BM_sum_columns_4096x1024_bf16(benchmark::State& s) {
+    run_reduce<sy::sum_combine, sy::dtype::bf16>(s, {4096, 1024}, sy::dims{0}, sy::sum);
+}
+void BM_amax_columns_4096x1024(benchmark::State& s) { run_reduce(s, {4096, 1024}, sy::dims{0}, sy::amax); }
+void BM_sum_columns_1048576x4(benchmark::State& s) { run_reduce(s, {1048576, 4}, sy::dims{0}, sy::sum); }
+void BM_sum_middle_64x1024x64(benchmark::State& s) { run_reduce(s, {64, 1024, 64}, sy::dims{1}, sy::sum); }
 void BM_sum_rows_64x1024(benchmark::State& s) { run_reduce(s, {64, 1024}, sy::dims{-1}, sy::sum); }
 void BM_sum_rows_131072x32(benchmark::State& s) { run_reduce(s, {131072, 32}, sy::dims{-1}, sy::sum); }
 void BM_sum_rows_32768x128(benchmark::State& s) { run_reduce(s, {32768, 128}, sy::dims{-1}, sy::sum); }
@@ -98,6 +105,10 @@ BENCHMARK(BM_sum_rows_4096x1024_f16)->UseRealTime()->Unit(benchmark::kMillisecon
 BENCHMARK(BM_sum_rows_4096x1024_bf16)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_256x131072)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_columns_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_columns_4096x1024_bf16)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_amax_columns_4096x1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_columns_1048576x4)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_middle_64x1024x64)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_64x1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_sum_rows_131072x32)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows_32768x128)->UseRealTime()->Unit(benchmark::kMillisecond);

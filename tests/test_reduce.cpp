@@ -74,6 +74,8 @@ std::vector<reduce_case> reduce_cases() {
         {"many short rows", {20000, 3}, {}, {}, {}, {-1}},
         {"long columns across blocks", {70000, 3}, {}, {}, {}, {0}},
         {"wide columns", {2, 5000, 300}, {}, {}, {}, {1}},
+        {"columns wider than a task", {40, 2500}, {}, {}, {}, {0}},
+        {"wide middle across blocks", {3, 50, 1100}, {}, {}, {}, {1}},
         {"all of a large array", {300, 700}, {}, {300, 1}, {}, {}},
         {"strided output", {20, 30, 5}, {}, {}, {}, {2}, false, {1, 20}},
         {"empty kept dimension", {0, 5}, {}, {}, {}, {1}},
@@ -201,6 +203,14 @@ TEST_CASE("transform_reduce sums match a reference for every layout", "[reduce]"
 
 namespace {
 
+// A user's combine: the largest magnitude, NaN from either side (as amax).
+auto const max_magnitude = sy::combine(
+    [](float a, float b) {
+        float const x = std::fabs(a), y = std::fabs(b);
+        return x > y || x != x ? x : y;
+    },
+    0.0f);
+
 // amin, amax, prod and a user's combine over rows and columns of x, against
 // a reference folding the same values in order.
 template <sy::dtype D, typename Combine>
@@ -273,9 +283,19 @@ TEST_CASE("transform_reduce: amin, amax, prod and a user's combine", "[reduce]")
         check_combine<f32>(sy::amax, {6, 700}, dim, v, true);
         check_combine<f32>(sy::amin, {6, 700}, dim, v, true);
         check_combine<f32>(sy::sum, {6, 700}, dim, v, false);
-        auto const max_abs = sy::combine([](float a, float b) { return std::fmax(std::fabs(a), std::fabs(b)); }, 0.0f);
-        check_combine<f32>(max_abs, {6, 700}, dim, std::vector<float>(v.begin(), v.end()), true);
+        check_combine<f32>(max_magnitude, {6, 700}, dim, v, true);
     }
+    // Columns wider than a task's tile (reduce_column_tile) over several
+    // blocks of reduced indices, in place and converted.
+    std::vector<float> wide(40 * 2500);
+    for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = static_cast<float>((i * 37) % 1001) - 500.0f;
+    wide[17 * 2500 + 2100] = nan;
+    wide[33 * 2500 + 1500] = inf;
+    check_combine<f32>(sy::amax, {40, 2500}, 0, wide, true);
+    check_combine<f32>(sy::amin, {40, 2500}, 0, wide, true);
+    check_combine<f32>(max_magnitude, {40, 2500}, 0, wide, true);
+    std::vector<sy::bfloat16> wide_b(wide.begin(), wide.end());
+    check_combine<sy::dtype::bf16>(sy::amax, {40, 2500}, 0, wide_b, true);
     std::vector<float> near_one(9 * 50);
     for (std::size_t i = 0; i < near_one.size(); ++i) near_one[i] = 1.0f + static_cast<float>(i % 5) / 64.0f - 0.03f;
     check_combine<f32>(sy::prod, {9, 50}, 1, near_one, false);
@@ -289,6 +309,8 @@ TEST_CASE("transform_reduce: amin, amax, prod and a user's combine", "[reduce]")
     check_combine<sy::dtype::i32>(sy::amax, {5, 400}, 1, ints, true);
     check_combine<sy::dtype::i32>(sy::amin, {5, 400}, 0, ints, true);
 }
+
+namespace {
 
 // A row sum of x * y + 1 over contiguous [5, n] x and y: small integers, so
 // that the float sum is exact and the stored result is known bit for bit.
@@ -320,6 +342,8 @@ void check_two_input_rows(std::int64_t n) {
     }
 }
 
+}  // namespace
+
 // Rows of up to half the lanes fold over the power of two at or above their
 // length (device/cpu/reduce.h, fold_short_run), in chunks with a padded
 // last one; longer ones take the general loop. Every length up to past W,
@@ -328,7 +352,6 @@ void check_two_input_rows(std::int64_t n) {
 TEST_CASE("transform_reduce: rows of every length up to past the lanes", "[reduce]") {
     constexpr std::int64_t W = sy::detail::reduce_lanes<float>;
     float const nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-    auto const max_abs = sy::combine([](float a, float b) { return std::fmax(std::fabs(a), std::fabs(b)); }, 0.0f);
     for (std::int64_t n = 1; n <= W + 20; ++n) {
         INFO("row length " << n);
         std::vector<float> v(static_cast<std::size_t>(5 * n));
@@ -339,7 +362,7 @@ TEST_CASE("transform_reduce: rows of every length up to past the lanes", "[reduc
         check_combine<sy::dtype::f32>(sy::amax, {5, n}, 1, v, true);
         check_combine<sy::dtype::f32>(sy::amin, {5, n}, 1, v, true);
         check_combine<sy::dtype::f32>(sy::sum, {5, n}, 1, v, false);
-        check_combine<sy::dtype::f32>(max_abs, {5, n}, 1, v, true);
+        check_combine<sy::dtype::f32>(max_magnitude, {5, n}, 1, v, true);
         std::vector<float> near_one(v.size());
         for (std::size_t i = 0; i < v.size(); ++i) near_one[i] = 1.0f + static_cast<float>(i % 5) / 64.0f - 0.03f;
         check_combine<sy::dtype::f32>(sy::prod, {5, n}, 1, near_one, false);
@@ -690,6 +713,8 @@ TEST_CASE("transform_reduce: the same bits whatever the pool's size", "[reduce]"
         {{3, 200000}, {3}, sy::dims{1}},
         {{200000, 3}, {3}, sy::dims{0}},
         {{64, 3000, 7}, {64, 7}, sy::dims{1}},
+        // Columns wider than a task's tile, over several blocks.
+        {{300, 2500}, {2500}, sy::dims{0}},
     };
     for (auto const& c : cases) {
         std::int64_t n = 1;

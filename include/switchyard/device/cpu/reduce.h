@@ -9,7 +9,7 @@
 //     loaded and converted in runs of cpu_transform_block, mapped by f and
 //     folded into W lane accumulators (value j of the block into lane j % W),
 //     which are then folded by halving (lane l with lane l + W / 2, ...).
-//   - Column reductions: a task takes up to cpu_transform_block neighbouring
+//   - Column reductions: a task takes up to reduce_column_tile neighbouring
 //     outputs and a block of reduced indices; runs of reduce_column_run
 //     reduced indices are folded into a row of accumulators each, and the
 //     runs' rows are folded pairwise (a cascade).
@@ -41,10 +41,33 @@ namespace switchyard::detail {
 
 // Values per block of a row reduction (a task: a few microseconds).
 inline constexpr std::int64_t reduce_row_block = 8192;
-// Reduced indices folded serially per accumulator row of a column reduction,
-// and elements (outputs times reduced indices) per column task.
+// A column task's outputs (neighbours along the innermost kept dimension),
+// the reduced indices folded serially per accumulator row, and its elements
+// (outputs times reduced indices). A whole row of 1024 outputs per task
+// reads the input in sequence; tiles of 256 read 1 KiB of each 4 KiB page
+// of a [4096, 1024] float sum, and ran behind torch.sum (docs/benchmarks.md).
+inline constexpr std::int64_t reduce_column_tile = 1024;
 inline constexpr std::int64_t reduce_column_run = 16;
-inline constexpr std::int64_t reduce_column_task = 8192;
+inline constexpr std::int64_t reduce_column_task = 16384;
+
+// Reduced indices per block of a column task with `tile` outputs (before
+// clipping to the reduced range): whole runs, at least one.
+constexpr std::int64_t column_block_size(std::int64_t tile) {
+    std::int64_t const run = reduce_column_task / tile;
+    return run < reduce_column_run ? reduce_column_run : run / reduce_column_run * reduce_column_run;
+}
+
+// Accumulators a column task holds at once, over every tile: its cascade
+// holds at most floor(log2(runs)) + 1 rows of `tile`.
+constexpr std::int64_t column_cascade_capacity() {
+    std::int64_t most = 0;
+    for (std::int64_t tile = 1; tile <= reduce_column_tile; ++tile) {
+        std::int64_t rows = 1;
+        for (std::int64_t runs = column_block_size(tile) / reduce_column_run; runs > 1; runs /= 2) ++rows;
+        most = tile * rows > most ? tile * rows : most;
+    }
+    return most;
+}
 
 // Accumulator lanes of a row block (value j into lane j % W): 256 bytes of
 // compute values, a loop the compiler vectorizes. Part of the documented
@@ -62,6 +85,25 @@ SWITCHYARD_INLINE C fold_pairwise(Combine const& combine, C* v, std::int64_t n) 
         n = half + n % 2;
     }
     return v[0];
+}
+
+// fold_pairwise of v[j * stride + m] over j in [0, n), for each m in
+// [m0, m1), into v[m]: the same order, a row of m at a time.
+template <typename C, typename Combine>
+SWITCHYARD_INLINE void fold_pairwise_rows(Combine const& combine, C* v, std::int64_t n, std::int64_t stride,
+                                          std::int64_t m0, std::int64_t m1) {
+    while (n > 1) {
+        std::int64_t const half = n / 2;
+        for (std::int64_t j = 0; j < half; ++j) {
+            C* const to = v + j * stride;
+            C const* const a = v + 2 * j * stride;
+            C const* const b = a + stride;
+            for (std::int64_t m = m0; m < m1; ++m) to[m] = combine(a[m], b[m]);
+        }
+        if (n % 2)
+            for (std::int64_t m = m0; m < m1; ++m) v[half * stride + m] = v[(n - 1) * stride + m];
+        n = half + n % 2;
+    }
 }
 
 // Folds lanes[0..W) into lanes[0] by halving: lane l with lane l + W / 2,
@@ -87,7 +129,7 @@ SWITCHYARD_INLINE void fold_into_lanes(Combine const& combine, Element const& el
     for (int l = 0; j0 + l < n; ++l) lanes[l] = combine(lanes[l], element(j0 + l));
 }
 
-// A run of n <= P values (every input contiguous), folded as W lanes would
+// A run of 1 <= n <= P values (every input contiguous), folded as W lanes would
 // fold it (value j alone in lane j, then halving), over only P lanes, the
 // power of two at or above n (at least one chunk): each level above P
 // combines a lane with the identity, which leaves it unchanged. P is a
@@ -104,16 +146,14 @@ SWITCHYARD_INLINE A fold_short_run(Combine const& combine, F const& f, S const* 
     // identity in the lanes past n.
     constexpr int bytes_v = 64 / sizeof(C) > 0 ? static_cast<int>(64 / sizeof(C)) : 1;
     constexpr int V = std::is_same_v<S, C> ? bytes_v : 16;
+    // Every chunk holds a value: P halves while n fits in P / 2, and P >= V.
+    static_assert(P >= V && P % V == 0);
     if constexpr (P > V)
         if (n <= P / 2) return fold_short_run<I, D, S, C, NIn, P / 2>(combine, f, run, n, identity);
-    constexpr int L = P > V ? P : V;
-    A lanes[L];
+    A lanes[P];
     [&]<std::size_t... K>(std::index_sequence<K...>) {
         auto const chunk = [&](int c) {
-            if (c * V >= n) {
-                SWITCHYARD_KEEP_LOOP
-                for (int l = 0; l < V; ++l) lanes[c * V + l] = identity;
-            } else if constexpr (std::is_same_v<S, C>) {
+            if constexpr (std::is_same_v<S, C>) {
                 // Read in place; the chunk past n pads f's values with the
                 // identity, which combines to the identity.
                 if ((c + 1) * V <= n) {
@@ -156,10 +196,10 @@ SWITCHYARD_INLINE A fold_short_run(Combine const& combine, F const& f, S const* 
             }
         };
         [&]<std::size_t... Chunk>(std::index_sequence<Chunk...>) { (chunk(static_cast<int>(Chunk)), ...); }
-        (std::make_index_sequence<L / V>{});
+        (std::make_index_sequence<P / V>{});
     }
     (std::make_index_sequence<NIn>{});
-    fold_lanes<L>(combine, lanes);
+    fold_lanes<P>(combine, lanes);
     return lanes[0];
 }
 
@@ -197,10 +237,9 @@ inline reduce_plan make_reduce_plan(reduction_layout const& layout) {
         p.tasks = layout.kept_numel * p.blocks;
     } else {
         std::int64_t const row = layout.kept_row();
-        p.tile = row < cpu_transform_block ? row : cpu_transform_block;
+        p.tile = row < reduce_column_tile ? row : reduce_column_tile;
         p.tiles_per_row = (row + p.tile - 1) / p.tile;
-        std::int64_t run = reduce_column_task / p.tile;
-        run = run < reduce_column_run ? reduce_column_run : run / reduce_column_run * reduce_column_run;
+        std::int64_t const run = column_block_size(p.tile);
         p.block_size = L < run ? (L > 0 ? L : 1) : run;
         p.blocks = (L + p.block_size - 1) / p.block_size;
         p.tasks = layout.kept_numel / row * p.tiles_per_row * p.blocks;
@@ -451,59 +490,106 @@ SWITCHYARD_INLINE A reduce_row_block_value(Combine const& combine, F const& f, r
     }
 }
 
-// f over the block [r0, r1) for `tile` neighbouring outputs, folded into
-// result[0..tile). `base` points at each input's element for the first one.
-template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F, typename A>
+// f over the block [r0, r1) for `tile` neighbouring outputs, folded;
+// store(j, value) takes output j's result, j in [0, tile). `base` points at
+// each input's element for the first one.
+template <cpu_isa I, dtype D, typename S, typename C, int NIn, typename Combine, typename F, typename Store>
 SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, reduction_layout const& layout,
                                            S const* const* base, std::int64_t tile, std::int64_t r0, std::int64_t r1,
-                                           A* result) {
+                                           Store const& store) {
+    using A = accumulator_t<Combine, C>;
     constexpr std::int64_t B = cpu_transform_block;
-    // A cascade of accumulator rows: level j holds the fold of 2^j runs.
-    constexpr int levels = 16;  // block_size / reduce_column_run <= 2^15 runs
-    A stack[levels][B];
+    // A cascade of accumulator rows of `tile`: level j holds the fold of
+    // 2^j runs; rows lie one after another in `stack`.
+    constexpr int levels = 16;  // column_cascade_capacity() bounds the rows
+    A stack[column_cascade_capacity()];
     int depth_of[levels];
     int depth = 0;
     C buffer[NIn][B];
     constexpr bool indexed = is_indexed_combine_v<Combine>;
     std::int64_t inner[NIn];
-    for (int k = 0; k < NIn; ++k) inner[k] = layout.kept_inner_stride(1 + k);
+    bool in_place = std::is_same_v<S, C>;
+    for (int k = 0; k < NIn; ++k) {
+        inner[k] = layout.kept_inner_stride(1 + k);
+        in_place = in_place && inner[k] == 1;
+    }
+    // Rows read in place go whole (split into B values, as the others are
+    // converted or gathered, they ran slower: docs/benchmarks.md).
+    std::int64_t const step = in_place ? tile : B;
+    // One reduced dimension: reduced index r is r strides on, no walk.
+    bool const linear = layout.reduced_rank == 1;
+    std::int64_t reduced_stride[NIn];
+    for (int k = 0; k < NIn; ++k) reduced_stride[k] = layout.reduced_inner_stride(1 + k);
     reduced_walk<NIn> walk(layout, r0);
     for (std::int64_t run0 = r0; run0 < r1; run0 += reduce_column_run) {
         std::int64_t const run1 = run0 + reduce_column_run < r1 ? run0 + reduce_column_run : r1;
-        A* acc = stack[depth];
+        A* const acc = stack + depth * tile;
         // A plain fill: hiding the zero (fill_accumulators) did not measure faster here (docs/benchmarks.md).
         for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine.template identity<C>();
-        for (std::int64_t r = run0; r < run1; ++r) {
-            C const* row[NIn];
-            for (int k = 0; k < NIn; ++k) row[k] = values_at<D>(base[k] + walk.offset(k), inner[k], buffer[k], tile);
-            // The same index for every output of the tile.
-            [[maybe_unused]] std::int64_t const index = indexed ? walk.offset(NIn) : 0;
-            walk.advance(1);
+        // Folds n values of a row (the same index for every output of the
+        // tile) into a.
+        auto const fold_row = [&](C const* const* row, std::int64_t n, A* a, [[maybe_unused]] std::int64_t index) {
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 if constexpr (indexed) {
-                    for (std::int64_t t = 0; t < tile; ++t)
-                        acc[t] = combine(acc[t], A{static_cast<C>(f(row[K][t]...)), index});
+                    for (std::int64_t t = 0; t < n; ++t)
+                        a[t] = combine(a[t], A{static_cast<C>(f(row[K][t]...)), index});
                 } else {
-                    for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine(acc[t], static_cast<C>(f(row[K][t]...)));
+                    for (std::int64_t t = 0; t < n; ++t) a[t] = combine(a[t], static_cast<C>(f(row[K][t]...)));
                 }
             }
             (std::make_index_sequence<NIn>{});
+        };
+        if constexpr (std::is_same_v<S, C>) {
+            if (in_place && linear) {
+                // Evenly spaced rows read in place: a pointer per input,
+                // stepped, and nothing else per row (narrow tiles pay it
+                // per few values).
+                C const* row[NIn];
+                for (int k = 0; k < NIn; ++k) row[k] = base[k] + run0 * reduced_stride[k];
+                std::int64_t const index_stride = indexed ? layout.reduced_inner_stride(1 + NIn) : 0;
+                for (std::int64_t r = run0; r < run1; ++r) {
+                    fold_row(row, tile, acc, r * index_stride);
+                    for (int k = 0; k < NIn; ++k) row[k] += reduced_stride[k];
+                }
+            }
+        }
+        for (std::int64_t r = run0; !(in_place && linear) && r < run1; ++r) {
+            std::int64_t offset[NIn];
+            [[maybe_unused]] std::int64_t index = 0;
+            if (linear) {
+                for (int k = 0; k < NIn; ++k) offset[k] = r * reduced_stride[k];
+                if constexpr (indexed) index = r * layout.reduced_inner_stride(1 + NIn);
+            } else {
+                for (int k = 0; k < NIn; ++k) offset[k] = walk.offset(k);
+                if constexpr (indexed) index = walk.offset(NIn);
+                walk.advance(1);
+            }
+            for (std::int64_t t0 = 0; t0 < tile; t0 += step) {
+                std::int64_t const n = tile - t0 < step ? tile - t0 : step;
+                C const* row[NIn];
+                for (int k = 0; k < NIn; ++k)
+                    row[k] = values_at<D>(base[k] + offset[k] + t0 * inner[k], inner[k], buffer[k], n);
+                fold_row(row, n, acc + t0, index);
+            }
         }
         depth_of[depth] = 0;
         ++depth;
         // Fold equal levels: after 2^j runs, one row at level j.
         while (depth >= 2 && depth_of[depth - 1] == depth_of[depth - 2]) {
-            A* a = stack[depth - 2];
-            A const* b = stack[depth - 1];
+            A* a = stack + (depth - 2) * tile;
+            A const* b = a + tile;
             for (std::int64_t t = 0; t < tile; ++t) a[t] = combine(a[t], b[t]);
             ++depth_of[depth - 2];
             --depth;
         }
     }
     // What is left, from the newest (smallest) level down.
-    for (int j = depth - 1; j > 0; --j)
-        for (std::int64_t t = 0; t < tile; ++t) stack[j - 1][t] = combine(stack[j - 1][t], stack[j][t]);
-    for (std::int64_t t = 0; t < tile; ++t) result[t] = stack[0][t];
+    for (int j = depth - 1; j > 0; --j) {
+        A* a = stack + (j - 1) * tile;
+        A const* b = a + tile;
+        for (std::int64_t t = 0; t < tile; ++t) a[t] = combine(a[t], b[t]);
+    }
+    for (std::int64_t t = 0; t < tile; ++t) store(t, stack[t]);
 }
 
 // Output m's result: the value, or an indexed reduction's int64 index.
@@ -515,6 +601,15 @@ SWITCHYARD_INLINE void reduce_store(reduction_layout const& layout, std::int64_t
         static_cast<S*>(layout.data[0])[layout.kept_offset(0, m)] = store_value<D, S>(value);
 }
 
+// Where output m's partial of `block` is kept: a row reduction's task makes
+// one output's partial, kept beside that output's others; a column task
+// makes a tile of outputs' partials, kept beside each other (block-major),
+// so that it writes them in sequence and the final fold reads rows of them.
+inline std::int64_t partial_slot(reduction_layout const& layout, reduce_plan const& plan, std::int64_t m,
+                                 std::int64_t block) {
+    return layout.reduced_inner ? m * plan.blocks + block : block * layout.kept_numel + m;
+}
+
 // Output m's value: stored, or kept as a block partial when its range has
 // several blocks.
 template <dtype D, typename S, typename A>
@@ -523,7 +618,7 @@ SWITCHYARD_INLINE void reduce_emit(reduction_layout const& layout, reduce_plan c
     if (plan.blocks == 1)
         reduce_store<D, S>(layout, m, value);
     else
-        partials[m * plan.blocks + block] = value;
+        partials[partial_slot(layout, plan, m, block)] = value;
 }
 
 // Tasks [t0, t1) of the plan. I is the level the caller is built for.
@@ -578,9 +673,16 @@ SWITCHYARD_INLINE void reduce_tasks(Combine const& combine, F const& f, reductio
             std::int64_t const tile = row - m0 % row < plan.tile ? row - m0 % row : plan.tile;
             for (int k = 0; k < NIn; ++k)
                 base[k] = static_cast<S const*>(layout.data[1 + k]) + layout.kept_offset(1 + k, m0);
-            A result[cpu_transform_block];
-            reduce_column_block<I, D, S, C, NIn>(c, kernel, layout, base, tile, r0, r1, result);
-            for (std::int64_t j = 0; j < tile; ++j) reduce_emit<D, S>(layout, plan, partials, m0 + j, block, result[j]);
+            if (plan.blocks == 1) {
+                reduce_column_block<I, D, S, C, NIn>(
+                    c, kernel, layout, base, tile, r0, r1,
+                    [&](std::int64_t j, A const& v) { reduce_store<D, S>(layout, m0 + j, v); });
+            } else {
+                // The tile's partials are neighbours (partial_slot): a copy.
+                A* const to = partials + partial_slot(layout, plan, m0, block);
+                reduce_column_block<I, D, S, C, NIn>(c, kernel, layout, base, tile, r0, r1,
+                                                     [to](std::int64_t j, A const& v) { to[j] = v; });
+            }
         }
     }
 }
@@ -651,14 +753,18 @@ void cpu_transform_reduce_on(Pool& pool, Combine const& combine, F const& f, red
         std::int64_t{0}, plan.tasks, parallel_hint{0, values_per_task * reduce_ns_per_value * NIn},
         [&](std::int64_t t0, std::int64_t t1) { tasks_fn(combine, f, layout, plan, partials.get(), t0, t1); });
     if (plan.blocks == 1) return;
-    pool.parallel_for(std::int64_t{0}, layout.kept_numel,
-                      parallel_hint{0, static_cast<double>(plan.blocks) * reduce_ns_per_value},
-                      [&](std::int64_t m0, std::int64_t m1) {
-                          for (std::int64_t m = m0; m < m1; ++m) {
-                              A const v = fold_pairwise(combine, partials.get() + m * plan.blocks, plan.blocks);
-                              reduce_store<D, S>(layout, m, v);
-                          }
-                      });
+    pool.parallel_for(
+        std::int64_t{0}, layout.kept_numel, parallel_hint{0, static_cast<double>(plan.blocks) * reduce_ns_per_value},
+        [&](std::int64_t m0, std::int64_t m1) {
+            A* const p = partials.get();
+            if (layout.reduced_inner) {
+                for (std::int64_t m = m0; m < m1; ++m)
+                    reduce_store<D, S>(layout, m, fold_pairwise(combine, p + m * plan.blocks, plan.blocks));
+            } else {
+                fold_pairwise_rows(combine, p, plan.blocks, layout.kept_numel, m0, m1);
+                for (std::int64_t m = m0; m < m1; ++m) reduce_store<D, S>(layout, m, p[m]);
+            }
+        });
 }
 
 template <dtype D, typename S, typename C, int NIn, typename Tag, typename Combine, typename F>
