@@ -520,25 +520,25 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
     bool const linear = layout.reduced_rank == 1;
     std::int64_t reduced_stride[NIn];
     for (int k = 0; k < NIn; ++k) reduced_stride[k] = layout.reduced_inner_stride(1 + k);
+    std::int64_t const index_stride = indexed ? layout.reduced_inner_stride(1 + NIn) : 0;
+    // Folds n values of a row (the same index for every output of the tile)
+    // into a.
+    auto const fold_row = [&](C const* const* row, std::int64_t n, A* a, [[maybe_unused]] std::int64_t index) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            if constexpr (indexed) {
+                for (std::int64_t t = 0; t < n; ++t) a[t] = combine(a[t], A{static_cast<C>(f(row[K][t]...)), index});
+            } else {
+                for (std::int64_t t = 0; t < n; ++t) a[t] = combine(a[t], static_cast<C>(f(row[K][t]...)));
+            }
+        }
+        (std::make_index_sequence<NIn>{});
+    };
     reduced_walk<NIn> walk(layout, r0);
     for (std::int64_t run0 = r0; run0 < r1; run0 += reduce_column_run) {
         std::int64_t const run1 = run0 + reduce_column_run < r1 ? run0 + reduce_column_run : r1;
         A* const acc = stack + depth * tile;
         // A plain fill: hiding the zero (fill_accumulators) did not measure faster here (docs/benchmarks.md).
         for (std::int64_t t = 0; t < tile; ++t) acc[t] = combine.template identity<C>();
-        // Folds n values of a row (the same index for every output of the
-        // tile) into a.
-        auto const fold_row = [&](C const* const* row, std::int64_t n, A* a, [[maybe_unused]] std::int64_t index) {
-            [&]<std::size_t... K>(std::index_sequence<K...>) {
-                if constexpr (indexed) {
-                    for (std::int64_t t = 0; t < n; ++t)
-                        a[t] = combine(a[t], A{static_cast<C>(f(row[K][t]...)), index});
-                } else {
-                    for (std::int64_t t = 0; t < n; ++t) a[t] = combine(a[t], static_cast<C>(f(row[K][t]...)));
-                }
-            }
-            (std::make_index_sequence<NIn>{});
-        };
         if constexpr (std::is_same_v<S, C>) {
             if (in_place && linear) {
                 // Evenly spaced rows read in place: a pointer per input,
@@ -546,7 +546,6 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
                 // per few values).
                 C const* row[NIn];
                 for (int k = 0; k < NIn; ++k) row[k] = base[k] + run0 * reduced_stride[k];
-                std::int64_t const index_stride = indexed ? layout.reduced_inner_stride(1 + NIn) : 0;
                 for (std::int64_t r = run0; r < run1; ++r) {
                     fold_row(row, tile, acc, r * index_stride);
                     for (int k = 0; k < NIn; ++k) row[k] += reduced_stride[k];
@@ -558,7 +557,7 @@ SWITCHYARD_INLINE void reduce_column_block(Combine const& combine, F const& f, r
             [[maybe_unused]] std::int64_t index = 0;
             if (linear) {
                 for (int k = 0; k < NIn; ++k) offset[k] = r * reduced_stride[k];
-                if constexpr (indexed) index = r * layout.reduced_inner_stride(1 + NIn);
+                index = r * index_stride;
             } else {
                 for (int k = 0; k < NIn; ++k) offset[k] = walk.offset(k);
                 if constexpr (indexed) index = walk.offset(NIn);
